@@ -1,4 +1,4 @@
-import { withUnprintablesEscaped } from '../../common/validation/control-characters';
+import { shownExcerpt } from '../../common/validation/control-characters';
 
 /**
  * A task id as every message quotes it: in single quotes, its control and format characters
@@ -8,5 +8,13 @@ import { withUnprintablesEscaped } from '../../common/validation/control-charact
  * since) are quoted as they are.
  */
 export function quotedId(id: string): string {
-  return `'${withUnprintablesEscaped(id)}'`;
+  return quotedStart(id, Infinity);
+}
+
+/**
+ * An id from a path (never length-checked) as quotedId quotes it, by its first `max` characters,
+ * cut between code points and marked as cut (`…`).
+ */
+export function quotedStart(id: string, max: number): string {
+  return `'${shownExcerpt(id, max)}'`;
 }

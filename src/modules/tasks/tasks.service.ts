@@ -4,7 +4,6 @@ import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { Source } from '../../common/source';
-import { firstCharacters } from '../../common/characters';
 import {
   isRunning,
   RegistrationConflict,
@@ -14,7 +13,7 @@ import {
   TaskRow,
   TaskState,
 } from './task.types';
-import { quotedId } from './quoted-id';
+import { quotedId, quotedStart } from './quoted-id';
 import { TasksRepository } from './tasks.repository';
 import { toTaskDto } from './task.mapper';
 import { TaskDto, TaskListDto } from './dto/task.dto';
@@ -261,10 +260,7 @@ export class TasksService {
     // A long id is quoted by its first 40 characters (ids in paths are not length-checked),
     // cut between code points: half a surrogate pair is JSON that strict parsers refuse. Its
     // control characters are quoted as escapes (`%00` as `\u0000`), not as themselves.
-    if (!task) {
-      const start = firstCharacters(id, 40);
-      throw new NotFoundException(`Task ${quotedId(start === id ? id : `${start}…`)} not found`);
-    }
+    if (!task) throw new NotFoundException(`Task ${quotedStart(id, 40)} not found`);
     return task;
   }
 }

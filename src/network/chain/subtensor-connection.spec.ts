@@ -349,8 +349,8 @@ describe(SubtensorConnection.name, () => {
         expect(after.runtimeApi).toBe('object');
         expect(after.api).not.toBe(first);
         expect(lines).toContainEqual(
-          `subtensor ${new URL(replay.url).protocol}//${new URL(replay.url).host}: runtime ` +
-            'upgraded from spec 343 to 400; connecting again to read its metadata',
+          `subtensor ${connection.address}: runtime upgraded from spec 343 to 400; connecting ` +
+            'again to read its metadata',
         );
       } finally {
         replay.upgradeRuntime(343);

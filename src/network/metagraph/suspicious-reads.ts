@@ -89,11 +89,9 @@ export class SuspiciousReads {
     // or a bad answer) was applied unjudged (a chain-faults audit). No subnet replaces half its
     // hotkeys between two reads.
     const hotkeys = new Map(metagraph.neurons.map((neuron) => [neuron.uid, neuron.hotkey]));
+    const kept = registered.filter((miner) => hotkeys.get(miner.uid) === miner.hotkey).length;
     const gone = registered.filter((miner) => !hotkeys.has(miner.uid)).length;
-    const rekeyed = registered.filter(
-      (miner) => hotkeys.has(miner.uid) && hotkeys.get(miner.uid) !== miner.hotkey,
-    ).length;
-    const kept = registered.length - gone - rekeyed;
+    const rekeyed = registered.length - kept - gone;
     if (registered.length === 0 || kept * 2 >= registered.length) {
       this.pending = undefined;
       return;
@@ -131,7 +129,7 @@ export class SuspiciousReads {
   }
 }
 
-/** `deregister 3`, `give 700 new hotkeys`, or both: what a suspicious read would do. */
+/** `deregister 3`, `give 700 a new hotkey`, or both: what a suspicious read would do. */
 function lossOf(gone: number, rekeyed: number): string {
   const parts = [
     gone > 0 ? `deregister ${gone}` : '',
