@@ -203,6 +203,28 @@ describe('The served OpenAPI document', () => {
     expect(fractional.sort()).toEqual(FRACTIONAL);
   });
 
+  // openapi-response-validator, which checks every e2e answer, reads a nullable enum as allowing
+  // null whatever it lists; hey-api's client, keeping to OAS 3.0.3, threw on `network: null`.
+  it('lists null in every nullable enum, which OpenAPI 3.0.3 asks for', () => {
+    const unlisted: string[] = [];
+    let nullable = 0;
+    const visit = (value: unknown, where: string): void => {
+      if (Array.isArray(value))
+        return value.forEach((item, index) => visit(item, `${where}/${index}`));
+      if (typeof value !== 'object' || value === null) return;
+      const node = value as { nullable?: unknown; enum?: unknown[] };
+      if (node.nullable === true && Array.isArray(node.enum)) {
+        nullable += 1;
+        if (!node.enum.includes(null)) unlisted.push(where);
+      }
+      for (const [key, child] of Object.entries(node))
+        if (key !== 'example' && key !== 'examples') visit(child, `${where}/${key}`);
+    };
+    visit(document, '#');
+    expect(nullable).toBeGreaterThanOrEqual(5);
+    expect(unlisted).toEqual([]);
+  });
+
   // The service refuses unknown body fields (422 extra_forbidden); a validator generated from the
   // document must refuse them too.
   it.each([

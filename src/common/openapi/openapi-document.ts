@@ -23,6 +23,7 @@ import {
 } from './response-headers';
 import { STORABLE_TEXT_REFUSAL } from '../validation/storable-text';
 import { refuseReplacementPatterns } from './init-script-text';
+import { listNullInNullableEnums } from './nullable-enums';
 
 /**
  * The key classes' budgets as this gateway is configured (RATE_LIMIT_*), not as the defaults
@@ -159,6 +160,7 @@ function finish(document: OpenAPIObject): OpenAPIObject {
     for (const operation of operationsOf(item))
       for (const response of Object.values(operation.responses))
         if (response) Reflect.deleteProperty(response, BEFORE_THE_BUDGET_EXTENSION);
+  listNullInNullableEnums(document);
   refuseReplacementPatterns(document);
   return document;
 }
