@@ -71,6 +71,58 @@ describe('RedisConnection', () => {
     );
   }, 10_000);
 
+  // ioredis is ready after a refused SELECT: a start that found the connection ready already
+  // went on without looking (3 starts in 8; a Redis faults audit).
+  it('refuses such a database number when the connection is ready before the start asks', async () => {
+    const url = new URL(testRedisUrl());
+    url.pathname = '/99999';
+    const redis = connect(url.toString());
+    await until(() => Promise.resolve(redis.client?.status === 'ready' || undefined), 5000);
+    await expect(redis.onModuleInit()).rejects.toThrow(
+      'Startup failed: REDIS_URL cannot be used: ERR DB index is out of range',
+    );
+  }, 10_000);
+
+  // ioredis' default sent a dropped connection's unanswered commands again on the next one,
+  // those that had timed out too: a rate-limit script ran twice (a Redis faults audit).
+  it('never sends again, on a new connection, a command that timed out on the dropped one', async () => {
+    const server = await startThrowawayRedis();
+    try {
+      const redis = connect(server.url);
+      await redis.onModuleInit();
+      server.pause();
+      await expect(redis.client!.incr('sent-once')).rejects.toThrow('Command timed out');
+      // The paused server dies with the command unread; a fresh one takes the port.
+      await server.stop();
+      await server.start();
+      await until(() => Promise.resolve(redis.client?.status === 'ready' || undefined), 10_000);
+      await sleep(300);
+      expect(await redis.client!.get('sent-once')).toBeNull();
+    } finally {
+      server.resume();
+      await server.stop();
+    }
+  }, 20_000);
+
+  // A replica idle when a hang clears (out of rotation, a quiet hour) rested until its next
+  // request, which was then counted in this process, with the whole burst it came in.
+  it('asks with a PING when a rest is over, without waiting for a request', async () => {
+    const server = await startThrowawayRedis();
+    try {
+      const redis = connect(server.url);
+      await redis.onModuleInit();
+      server.pause();
+      await redis.client!.get('key').catch((error: Error) => redis.failed(error.message));
+      server.resume();
+      // Neither ready() nor problem() is called meanwhile: nothing but the rest's end asks.
+      await sleep(REDIS_REST_MS + 500);
+      expect(redis.ready()).toBe(redis.client);
+    } finally {
+      server.resume();
+      await server.stop();
+    }
+  }, 20_000);
+
   // A hanging Redis fails each command only at its timeout: after one failure requests use
   // memory at once, and one PING at a time (not one per request) asks whether it answers again.
   it('leaves Redis alone for a rest after a failed command, then asks with one PING at a time', async () => {

@@ -58,7 +58,9 @@ describe(ReplicaDatabases.name, () => {
         .map(
           (head) =>
             `${head}: each keeps its own rate-limit counts, so every API key gets its limit once ` +
-            'per database. Give every replica the same REDIS_URL, database number included',
+            'per database. Give every replica the same REDIS_URL, database number included; ' +
+            'another deployment on this Redis (not a replica) is told apart by a REDIS_KEY_PREFIX ' +
+            'of its own',
         )
         .sort(),
     );

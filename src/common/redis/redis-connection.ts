@@ -56,6 +56,9 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   private wrongDatabase: string | undefined;
   /** Set once the start has waited for the first connection (onModuleInit). */
   private started = false;
+  /** The PING due when a rest ends (probeAfterRest), while one is due. */
+  private restTimer: NodeJS.Timeout | undefined;
+  private closing = false;
 
   constructor(@Inject(REDIS_SETTINGS) settings: RedisSettings) {
     this.client = settings.url
@@ -67,6 +70,12 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
           lazyConnect: false,
           // Applied by ioredis to every key, including the KEYS of the rate limiter's script.
           keyPrefix: settings.keyPrefix,
+          // By default ioredis sends again, on the new connection, every command the dropped one
+          // left unanswered, those that had timed out too: a rate-limit script Redis had run was
+          // run twice, and a request already counted in this process counted in Redis as well
+          // (a Redis faults audit: 10 requests charged 20). Unanswered, a command times out
+          // (REDIS_COMMAND_TIMEOUT_MS) and its caller falls back, once.
+          autoResendUnfulfilledCommands: false,
         })
       : null;
     this.stalls = this.client ? new EventLoopStalls(OWN_STALL_MS) : undefined;
@@ -149,18 +158,25 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
 
   private async firstConnection(): Promise<void> {
     const client = this.client;
-    if (!client || client.status === 'ready') return;
+    if (!client) return;
+    // A connection already ready is checked too: ioredis is ready after a refused SELECT, and
+    // such a start went on, counting in this process (3 starts in 8, as the connection won the
+    // race with the modules' set-up; a Redis faults audit).
+    if (client.status !== 'ready') await this.readyWithin(client, REDIS_CONNECT_TIMEOUT_MS);
+    if (this.wrongDatabase)
+      throw new StartupError(`Startup failed: REDIS_URL cannot be used: ${this.wrongDatabase}`);
+  }
+
+  private async readyWithin(client: Redis, timeoutMs: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     let onReady: (() => void) | undefined;
     await new Promise<void>((resolve) => {
       onReady = resolve;
       client.once('ready', onReady);
-      timer = setTimeout(resolve, REDIS_CONNECT_TIMEOUT_MS);
+      timer = setTimeout(resolve, timeoutMs);
     });
     clearTimeout(timer);
     if (onReady) client.off('ready', onReady);
-    if (this.wrongDatabase)
-      throw new StartupError(`Startup failed: REDIS_URL cannot be used: ${this.wrongDatabase}`);
   }
 
   /**
@@ -198,9 +214,36 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
       return false;
     }
     if (this.restUntil === 0)
-      this.logger.warn(`Redis command failed (${reason}): not used until it answers a PING`);
+      // The process's line: which request met the failure first says nothing (an audit).
+      storage.exit(() =>
+        this.logger.warn(`Redis command failed (${reason}): not used until it answers a PING`),
+      );
     this.restUntil = Date.now() + REDIS_REST_MS;
+    this.probeAfterRest();
     return true;
+  }
+
+  /**
+   * A PING once the rest is over, and after each unanswered one, whether or not a request comes.
+   * Without it a replica idle when a hang cleared (out of rotation, a quiet hour) rested until
+   * its next request, which was then counted in this process with all that came with it: a
+   * burst 3 s after Redis was back, every request (a Redis faults audit). Unref'd: it never
+   * holds the process.
+   */
+  private probeAfterRest(): void {
+    if (this.restTimer) return;
+    this.restTimer = setTimeout(
+      () => {
+        this.restTimer = undefined;
+        if (this.restUntil === 0 || this.closing) return;
+        if (this.probe()) return;
+        // Not connected (or a timer a moment early): ask again after another rest, not at once.
+        if (Date.now() >= this.restUntil) this.restUntil = Date.now() + REDIS_REST_MS;
+        this.probeAfterRest();
+      },
+      Math.max(0, this.restUntil - Date.now()),
+    );
+    this.restTimer.unref();
   }
 
   /**
@@ -224,6 +267,7 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
         this.probing = undefined;
         this.probeError = redisFailureText(error);
         this.restUntil = Date.now() + REDIS_REST_MS;
+        this.probeAfterRest();
         return false;
       },
     );
@@ -231,6 +275,8 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.closing = true;
+    clearTimeout(this.restTimer);
     this.stalls?.stop();
     await this.client?.quit().catch(() => this.client?.disconnect());
   }

@@ -72,7 +72,8 @@ export class ReplicaDatabases implements OnModuleInit, OnApplicationShutdown {
       this.logger.warn(
         `another replica uses Redis database ${announcement.db}, this one database ${this.db}: ` +
           'each keeps its own rate-limit counts, so every API key gets its limit once per ' +
-          'database. Give every replica the same REDIS_URL, database number included',
+          'database. Give every replica the same REDIS_URL, database number included; another ' +
+          'deployment on this Redis (not a replica) is told apart by a REDIS_KEY_PREFIX of its own',
       );
     }
     if (!announcement.reply) void this.send(true);

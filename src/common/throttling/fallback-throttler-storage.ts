@@ -141,10 +141,12 @@ export class FallbackThrottlerStorage implements RateLimitStorage, OnApplication
     // holds with them (an audit's finding). Cleared at each change, and only then: a Redis that
     // keeps failing without answering in between is one outage, counted on.
     this.local.clear();
+    // The process's lines, not the request's that happened to meet Redis failing or again (an
+    // on-call audit saw it under a user's request id, 46 s after the reconnect).
     if (local)
-      this.logger.warn(`Redis unavailable (${reason}): rate limits counted in this process`);
-    // The process's line, not the request's that happened to meet Redis again (an on-call
-    // audit saw it under a user's request id, 46 s after the reconnect).
+      storage.exit(() =>
+        this.logger.warn(`Redis unavailable (${reason}): rate limits counted in this process`),
+      );
     else storage.exit(() => this.logger.log('Redis is back: rate limits shared again'));
   }
 }
