@@ -112,6 +112,22 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
     await expectAggregatesExact(database);
   });
 
+  // An index at MINER_MAX_INDEX_RESPONSE_BYTES holds ~350,000 labels; spread into one push as
+  // arguments, 130,000 new ones overflowed the stack, and such a miner's index was never stored
+  // (an event-loop audit).
+  it('stores an index with 200,000 labels new to the database', async () => {
+    const hour = timeBucketId(new Date());
+    const rows: IndexRow[] = Array.from({ length: 200_000 }, (_, index) => ({
+      source: 2,
+      label: `#many-${index}`,
+      timeBucket: hour,
+      bytes: 1,
+    }));
+    await repository.replaceMinerIndex(2, rows);
+    expect(await indexOf(2)).toHaveLength(rows.length);
+    await repository.replaceMinerIndex(2, []);
+  }, 60_000);
+
   it('stores an index whose labels Postgres cannot store, without those entries', async () => {
     const now = new Date();
     const entry = (label: string, bytes: number) =>

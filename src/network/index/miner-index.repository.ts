@@ -342,7 +342,8 @@ export class MinerIndexRepository {
           [absent],
         );
         const inserted = await this.findLabels(absent);
-        found.push(...inserted);
+        // Not push(...inserted): past ~125,000 arguments that overflows the stack.
+        for (const row of inserted) found.push(row);
         const stored = new Set(inserted.map((row) => row.value));
         absent = absent.filter((label) => !stored.has(label));
         if (absent.length > 0) await this.skipUsedIds();
