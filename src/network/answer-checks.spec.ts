@@ -19,6 +19,8 @@ const corpus = generateCorpus({
   now: new Date('2024-06-01T00:00:00Z'),
   size: { x: 120, reddit: 40 },
 });
+/** A limit no answer here reaches. */
+const NO_LIMIT = Number.MAX_SAFE_INTEGER;
 const xPosts = corpus.items.filter((item): item is XItem => item.source === 'X');
 const redditItems = corpus.items.filter((item): item is RedditItem => item.source === 'REDDIT');
 const everyXPost = compileQuery({ source: 'X' });
@@ -49,7 +51,7 @@ describe(checkAnswer.name, () => {
     const hashtag = xPosts.find((post) => post.label !== null)!.label!;
     const matcher = compileQuery({ source: 'X', keywords: [hashtag] });
 
-    const answer = checkAnswer(minerOf(7), xPosts.map(toWireEntity), matcher, 'x');
+    const answer = checkAnswer(minerOf(7), xPosts.map(toWireEntity), matcher, 'x', NO_LIMIT);
 
     const tagged = xPosts.filter((post) =>
       post.tweet.hashtags.some((tag) => tag.toLowerCase() === hashtag),
@@ -74,15 +76,52 @@ describe(checkAnswer.name, () => {
     };
     const entities = [tagged, tagged, untagged, misnamed].map(toWireEntity);
 
-    const answer = checkAnswer(minerOf(1), [...entities, null, 'junk'], matcher, 'x');
+    const answer = checkAnswer(minerOf(1), [...entities, null, 'junk'], matcher, 'x', NO_LIMIT);
 
     expect(uris(answer.valid)).toEqual([tagged.uri]);
-    expect(answer.droppedBy).toEqual({ malformed: 2, wrong_uri: 1, no_match: 1, duplicate: 1 });
+    expect(answer.droppedBy).toEqual({
+      malformed: 2,
+      wrong_uri: 1,
+      no_match: 1,
+      duplicate: 1,
+      over_limit: 0,
+    });
     expect(answer.dropped).toBe(5);
   });
 
+  // 15,000 entities for a limit of 1,000, each converted on the event loop, held health for
+  // seconds (an event-loop audit).
+  it('reads no entity past the limit the miner was asked for, and drops them as over_limit', () => {
+    const entities = xPosts.slice(0, 6).map(toWireEntity);
+    const read: number[] = [];
+    const watched = entities.map((entity, index) => ({
+      ...entity,
+      get content() {
+        read.push(index);
+        return entity.content;
+      },
+    }));
+
+    const answer = checkAnswer(minerOf(1), watched, everyXPost, 'x', 2);
+
+    expect(read).toEqual([0, 1]);
+    expect(answer.valid).toEqual(xPosts.slice(0, 2));
+    expect(answer).toMatchObject({ returned: 6, dropped: 4 });
+    expect(answer.droppedBy).toMatchObject({ over_limit: 4, malformed: 0 });
+    expect(isUsableAnswer(answer)).toBe(false);
+    expect(isUsableAnswer(checkAnswer(minerOf(1), entities.slice(0, 4), everyXPost, 'x', 2))).toBe(
+      true,
+    );
+  });
+
   it('converts the entities back to the items the miner stored', () => {
-    const answer = checkAnswer(minerOf(1), xPosts.slice(0, 5).map(toWireEntity), everyXPost, 'x');
+    const answer = checkAnswer(
+      minerOf(1),
+      xPosts.slice(0, 5).map(toWireEntity),
+      everyXPost,
+      'x',
+      NO_LIMIT,
+    );
 
     expect(answer.valid).toEqual(xPosts.slice(0, 5));
   });
@@ -99,7 +138,7 @@ describe(checkAnswer.name, () => {
       42,
     ];
 
-    const answer = checkAnswer(minerOf(1), entities, everyXPost, 'x');
+    const answer = checkAnswer(minerOf(1), entities, everyXPost, 'x', NO_LIMIT);
 
     expect(uris(answer.valid)).toEqual([good.uri]);
     expect(answer).toMatchObject({ returned: 7, dropped: 6 });
@@ -116,7 +155,7 @@ describe(checkAnswer.name, () => {
       { ...otherUrl, content: JSON.stringify({ ...record(otherUrl), url: good.uri }) },
     ];
 
-    const answer = checkAnswer(minerOf(1), entities, everyXPost, 'x');
+    const answer = checkAnswer(minerOf(1), entities, everyXPost, 'x', NO_LIMIT);
 
     expect(uris(answer.valid)).toEqual([good.uri]);
     expect(answer).toMatchObject({ returned: 4, dropped: 3 });
@@ -125,7 +164,7 @@ describe(checkAnswer.name, () => {
   it('drops entities of the other source', () => {
     const entities = [...redditItems.slice(0, 3), xPosts[0]].map(toWireEntity);
 
-    const answer = checkAnswer(minerOf(1), entities, everyXPost, 'x');
+    const answer = checkAnswer(minerOf(1), entities, everyXPost, 'x', NO_LIMIT);
 
     expect(uris(answer.valid)).toEqual([xPosts[0].uri]);
     expect(answer.dropped).toBe(3);
@@ -139,6 +178,7 @@ describe(checkAnswer.name, () => {
       [disguised],
       compileQuery({ source: 'REDDIT' }),
       'reddit',
+      NO_LIMIT,
     );
 
     expect(answer).toMatchObject({ valid: [], returned: 1, dropped: 1 });
@@ -153,6 +193,7 @@ describe(checkAnswer.name, () => {
       [post, { ...post, uri: respelled }].map(toWireEntity),
       everyXPost,
       'x',
+      NO_LIMIT,
     );
 
     expect(uris(answer.valid)).toEqual([post.uri]);
@@ -179,12 +220,14 @@ describe(checkAnswer.name, () => {
       [{ ...real, datetime: '2026-11-20T10:00:00.000Z' }].map(toWireEntity),
       range,
       'x',
+      NO_LIMIT,
     );
     const honest = checkAnswer(
       minerOf(2),
       [{ ...real, datetime: '2024-05-29T10:03:51.000Z' }].map(toWireEntity),
       everyXPost,
       'x',
+      NO_LIMIT,
     );
 
     expect(answer).toMatchObject({ valid: [], returned: 1, dropped: 1 });
@@ -201,6 +244,7 @@ describe(checkAnswer.name, () => {
       [good, script, other].map(toWireEntity),
       everyXPost,
       'x',
+      NO_LIMIT,
     );
 
     expect(uris(answer.valid)).toEqual([good.uri]);
@@ -217,7 +261,13 @@ describe(checkAnswer.name, () => {
       tweet: { ...post.tweet, id },
     };
 
-    const answer = checkAnswer(minerOf(1), [post, padded].map(toWireEntity), everyXPost, 'x');
+    const answer = checkAnswer(
+      minerOf(1),
+      [post, padded].map(toWireEntity),
+      everyXPost,
+      'x',
+      NO_LIMIT,
+    );
 
     expect(uris(answer.valid)).toEqual([post.uri]);
     expect(answer.dropped).toBe(1);
@@ -232,6 +282,7 @@ describe(checkAnswer.name, () => {
       [toWireEntity(first), toWireEntity(second), copy, toWireEntity(first)],
       everyXPost,
       'x',
+      NO_LIMIT,
     );
 
     expect(answer.valid).toEqual([first, second]);
@@ -243,7 +294,13 @@ describe(checkAnswer.name, () => {
     const bare = { ...post, id: post.id.replace(/^t3_/, '') };
     const matcher = compileQuery({ source: 'REDDIT' });
 
-    const answer = checkAnswer(minerOf(1), [post, bare].map(toWireEntity), matcher, 'reddit');
+    const answer = checkAnswer(
+      minerOf(1),
+      [post, bare].map(toWireEntity),
+      matcher,
+      'reddit',
+      NO_LIMIT,
+    );
 
     expect(answer.valid).toEqual([post]);
     expect(answer.dropped).toBe(1);
@@ -253,7 +310,13 @@ describe(checkAnswer.name, () => {
     const subreddit = redditItems[0].label;
     const matcher = compileQuery({ source: 'REDDIT', keywords: [subreddit] });
 
-    const answer = checkAnswer(minerOf(2), redditItems.map(toWireEntity), matcher, 'reddit');
+    const answer = checkAnswer(
+      minerOf(2),
+      redditItems.map(toWireEntity),
+      matcher,
+      'reddit',
+      NO_LIMIT,
+    );
 
     const expected = redditItems.filter((item) => item.label === subreddit);
     expect(uris(answer.valid)).toEqual(uris(expected));
@@ -261,13 +324,13 @@ describe(checkAnswer.name, () => {
   });
 
   it('reports an empty answer as nothing returned and nothing dropped', () => {
-    expect(checkAnswer(minerOf(3), [], everyXPost, 'x')).toEqual({
+    expect(checkAnswer(minerOf(3), [], everyXPost, 'x', NO_LIMIT)).toEqual({
       uid: 3,
       coldkey: 'ck3',
       returned: 0,
       valid: [],
       dropped: 0,
-      droppedBy: { malformed: 0, wrong_uri: 0, no_match: 0, duplicate: 0 },
+      droppedBy: { malformed: 0, wrong_uri: 0, no_match: 0, duplicate: 0, over_limit: 0 },
     });
   });
 });
@@ -383,7 +446,7 @@ describe(mergeAnswers.name, () => {
       'https://twitter.com/a/status/123?s=20',
     ];
     const answers = spellings.map((uri, index) =>
-      checkAnswer(minerOf(index + 1), [toWireEntity({ ...post, uri })], everyXPost, 'x'),
+      checkAnswer(minerOf(index + 1), [toWireEntity({ ...post, uri })], everyXPost, 'x', NO_LIMIT),
     );
 
     const merged = mergeAnswers(answers, 10);
@@ -399,7 +462,7 @@ describe(mergeAnswers.name, () => {
     const bare = { ...post, id: post.id.replace(/^t3_/, '') };
     const matcher = compileQuery({ source: 'REDDIT' });
     const answers = [post, bare].map((item, index) =>
-      checkAnswer(minerOf(index + 1), [toWireEntity(item)], matcher, 'reddit'),
+      checkAnswer(minerOf(index + 1), [toWireEntity(item)], matcher, 'reddit', NO_LIMIT),
     );
 
     const merged = mergeAnswers(answers, 10);

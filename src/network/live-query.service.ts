@@ -193,7 +193,7 @@ export class LiveQueryService {
     const entities = reply.read((body) => readEntityList(body, 'data'));
     this.servedOnDemandAt.set(miner.hotkey, this.clock.now().getTime());
     this.latencies.record(reply.latencyMs);
-    const checked = checkAnswer(miner, entities, matcher, source);
+    const checked = checkAnswer(miner, entities, matcher, source, request.limit);
     this.metrics.recordCheckedAnswer(checked.droppedBy, droppedAs(checked));
     return checked;
   }

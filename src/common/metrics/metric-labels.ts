@@ -29,7 +29,13 @@ export const JOB_FAILURE_STAGES = ['start', 'run'] as const;
 export type JobFailureStage = (typeof JOB_FAILURE_STAGES)[number];
 
 /** The check that dropped an item of a miner's answer (gateway_miner_items_dropped_total). */
-export const ITEM_CHECKS = ['malformed', 'wrong_uri', 'no_match', 'duplicate'] as const;
+export const ITEM_CHECKS = [
+  'malformed',
+  'wrong_uri',
+  'no_match',
+  'duplicate',
+  'over_limit',
+] as const;
 export type ItemCheck = (typeof ITEM_CHECKS)[number];
 
 /**

@@ -235,7 +235,7 @@ describe(MetricsService.name, () => {
     expect(zeros('gateway_task_collections_total', 'outcome', outcomes)).toEqual(
       outcomes.map((outcome) => [outcome, 0]),
     );
-    const checks = ['malformed', 'wrong_uri', 'no_match', 'duplicate'];
+    const checks = ['malformed', 'wrong_uri', 'no_match', 'duplicate', 'over_limit'];
     expect(zeros('gateway_miner_items_dropped_total', 'check', checks)).toEqual(
       checks.map((check) => [check, 0]),
     );
@@ -271,7 +271,7 @@ describe(MetricsService.name, () => {
     metrics.recordTaskCollection('nothing_collected');
     metrics.recordJobFailure('index-sync', 'start');
     metrics.recordCheckedAnswer(
-      { malformed: 2, wrong_uri: 0, no_match: 3, duplicate: 1 },
+      { malformed: 2, wrong_uri: 0, no_match: 3, duplicate: 1, over_limit: 4 },
       'most_items',
     );
     const text = await metrics.scrape();
@@ -284,6 +284,7 @@ describe(MetricsService.name, () => {
     );
     expect(sample(text, 'gateway_miner_items_dropped_total', { check: 'no_match' })).toBe(3);
     expect(sample(text, 'gateway_miner_items_dropped_total', { check: 'duplicate' })).toBe(1);
+    expect(sample(text, 'gateway_miner_items_dropped_total', { check: 'over_limit' })).toBe(4);
     expect(sample(text, 'gateway_miner_answers_dropped_total', { reason: 'most_items' })).toBe(1);
     expect(sample(text, 'gateway_miner_answers_dropped_total', { reason: 'all_items' })).toBe(0);
   });

@@ -170,7 +170,7 @@ export class MetricsService implements OnModuleInit {
   });
   private readonly itemsDropped = new Counter({
     name: `${METRIC_PREFIX}miner_items_dropped_total`,
-    help: 'Items of miners’ OnDemandRequest answers dropped by the answer checks, by check (malformed, wrong_uri, no_match, duplicate)',
+    help: 'Items of miners’ OnDemandRequest answers dropped by the answer checks, by check (malformed, wrong_uri, no_match, duplicate, over_limit)',
     labelNames: ['check'] as const,
     registers: [this.registry],
   });

@@ -195,7 +195,9 @@ export class OnDemandMetaDto {
 
   @ApiProperty({
     ...COUNT,
-    description: 'Items dropped because they were malformed or did not match the query',
+    description:
+      'Items the answer checks dropped: malformed, a uri that does not name the item, outside the ' +
+      "query, a post twice in one answer, or past the query's limit in a miner's answer (not read)",
     example: 3,
   })
   items_dropped_invalid: number;
