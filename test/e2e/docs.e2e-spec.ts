@@ -381,7 +381,7 @@ describe('OpenAPI document', () => {
 
   it('types data items as X or Reddit items, told apart by source', () => {
     const { schemas } = document.components;
-    for (const name of ['DataQueryResponse', 'QueryBucketResponse'])
+    for (const name of ['DataQueryResponse', 'QueryBucketSuccess'])
       expect(schemas[name].properties?.data.items).toEqual({
         oneOf: [
           { $ref: '#/components/schemas/XItem' },

@@ -18,7 +18,10 @@ import {
   AgeSizeDto,
   LabelBytesDto,
   LabelSizeDto,
+  QUERY_BUCKET_RESPONSE_SCHEMA,
+  QueryBucketErrorDto,
   QueryBucketResponseDto,
+  QueryBucketSuccessDto,
 } from './dto/stats-responses.dto';
 import { LabelQueryDto, QueryBucketQueryDto, SourceDto } from './dto/stats-requests.dto';
 import {
@@ -156,9 +159,11 @@ export class StatsController {
       '`{status: "error", message}`.',
   })
   @ApiParam(SOURCE_PARAM)
+  @ApiExtraModels(QueryBucketSuccessDto, QueryBucketErrorDto)
   @ApiOkResponse({
-    type: QueryBucketResponseDto,
-    description: '`{status: "success", miner, bucket, data}` or `{status: "error", message}`',
+    schema: QUERY_BUCKET_RESPONSE_SCHEMA,
+    description:
+      '`{status: "success", cached, fetched_at, miner, bucket, data}` or `{status: "error", message}`',
     headers: STATS_ANSWER_HEADERS,
     examples: QUERY_BUCKET_EXAMPLES,
   })

@@ -1,4 +1,4 @@
-import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiSchema, getSchemaPath } from '@nestjs/swagger';
 import { SOURCE_NAMES, SourceName } from '../../../network/sources';
 import { DataItemDto, dataItemsProperty } from '../../data-query/dto/data-item.dto';
 import { RedditItemDto } from '../../data-query/dto/reddit-item.dto';
@@ -148,43 +148,77 @@ export class BucketDescriptionDto {
   expected_size: number;
 }
 
-@ApiSchema({ name: 'QueryBucketResponse' })
+@ApiSchema({
+  name: 'QueryBucketSuccess',
+  description:
+    "The newest bucket of the range, read: a miner's entities now, or an earlier fetch's",
+})
 @ApiExtraModels(XItemDto, RedditItemDto)
-export class QueryBucketResponseDto {
-  @ApiProperty({ enum: ['success', 'error'], example: 'success' })
-  status: 'success' | 'error';
+export class QueryBucketSuccessDto {
+  @ApiProperty({ enum: ['success'], example: 'success' })
+  status: 'success';
 
-  @ApiPropertyOptional({
-    description: 'Why nothing was returned (status `error`)',
-    example: 'No data for #bitcoin in buckets 494276..494300',
-  })
-  message?: string;
-
-  @ApiPropertyOptional({
+  @ApiProperty({
     description:
       'True when answered from an earlier fetch of this bucket (a spot check or an earlier query_bucket), without calling a miner now: miners allow a validator two GetDataEntityBucket calls an hour',
     example: false,
   })
-  cached?: boolean;
+  cached: boolean;
 
-  @ApiPropertyOptional({
+  @ApiProperty({
     description: 'When the miner sent these entities',
     format: 'date-time',
     example: '2026-11-20T16:02:11.000Z',
   })
-  fetched_at?: string;
+  fetched_at: string;
 
-  @ApiPropertyOptional({ type: BucketMinerDto })
-  miner?: BucketMinerDto;
+  @ApiProperty({ type: BucketMinerDto })
+  miner: BucketMinerDto;
 
-  @ApiPropertyOptional({ type: BucketDescriptionDto })
-  bucket?: BucketDescriptionDto;
+  @ApiProperty({ type: BucketDescriptionDto })
+  bucket: BucketDescriptionDto;
 
-  @ApiPropertyOptional(
+  @ApiProperty(
     dataItemsProperty(
       "The bucket's items that passed the checks (they belong to the hour, source and label, and their " +
         'records are well formed), in the item shapes of on-demand queries',
     ),
   )
-  data?: DataItemDto[];
+  data: DataItemDto[];
 }
+
+@ApiSchema({
+  name: 'QueryBucketError',
+  description:
+    'No bucket could be read: none of the range holds the label, or no holder can be asked',
+})
+export class QueryBucketErrorDto {
+  @ApiProperty({ enum: ['error'], example: 'error' })
+  status: 'error';
+
+  @ApiProperty({
+    description: 'Why nothing was returned',
+    example: 'No data for #bitcoin in buckets 494276..494300',
+  })
+  message: string;
+}
+
+/**
+ * query_bucket's answer, told apart by `status`: one class with every field optional typed
+ * neither shape (a contract audit: generated clients saw `data?` on an error).
+ */
+export type QueryBucketResponseDto = QueryBucketSuccessDto | QueryBucketErrorDto;
+
+export const QUERY_BUCKET_RESPONSE_SCHEMA = {
+  oneOf: [
+    { $ref: getSchemaPath(QueryBucketSuccessDto) },
+    { $ref: getSchemaPath(QueryBucketErrorDto) },
+  ],
+  discriminator: {
+    propertyName: 'status',
+    mapping: {
+      success: getSchemaPath(QueryBucketSuccessDto),
+      error: getSchemaPath(QueryBucketErrorDto),
+    },
+  },
+};

@@ -10,16 +10,16 @@ export class TaskParamsDto {
   @ApiProperty({ enum: SOURCES, example: 'x' })
   platform: Source;
 
-  @ApiPropertyOptional({ type: String, nullable: true, example: '#tao' })
+  @ApiProperty({ type: String, nullable: true, example: '#tao' })
   label: string | null;
 
-  @ApiPropertyOptional({ type: String, nullable: true, example: null })
+  @ApiProperty({ type: String, nullable: true, example: null })
   keyword: string | null;
 
-  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true, example: null })
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, example: null })
   post_start_datetime: string | null;
 
-  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true, example: null })
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, example: null })
   post_end_datetime: string | null;
 }
 
@@ -66,7 +66,7 @@ export class TaskProgressDto {
   @ApiProperty({ ...COUNT, description: 'Collection rounds run', example: 42 })
   collections: number;
 
-  @ApiPropertyOptional({
+  @ApiProperty({
     type: String,
     format: 'date-time',
     nullable: true,
@@ -193,7 +193,7 @@ export class TaskDatasetDto {
   })
   sha256: string;
 
-  @ApiPropertyOptional({
+  @ApiProperty({
     type: String,
     format: 'date-time',
     nullable: true,
@@ -202,7 +202,7 @@ export class TaskDatasetDto {
   })
   data_start: string | null;
 
-  @ApiPropertyOptional({
+  @ApiProperty({
     type: String,
     format: 'date-time',
     nullable: true,
@@ -296,8 +296,12 @@ export class TaskDto {
   @ApiPropertyOptional({ type: TaskDatasetDto, description: 'Present once completed' })
   dataset?: TaskDatasetDto;
 
-  @ApiPropertyOptional({ description: 'Why the last compile failed', nullable: true, type: String })
-  failure_reason?: string | null;
+  @ApiPropertyOptional({
+    description:
+      'Why the last compile failed; absent before any failure and once a compile succeeds',
+    type: String,
+  })
+  failure_reason?: string;
 }
 
 @ApiSchema({ name: 'TaskList' })
