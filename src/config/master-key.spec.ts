@@ -1,4 +1,5 @@
 import {
+  chmodSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -38,6 +39,7 @@ describe(resolveMasterKey.name, () => {
     expect(resolveMasterKey(undefined, join(dataDir, 'data'))).toEqual({
       ...first,
       created: false,
+      exposed: false,
     });
   });
 
@@ -47,9 +49,14 @@ describe(resolveMasterKey.name, () => {
     const data = join(dataDir, 'data');
     const first = resolveMasterKey(undefined, data);
     const next = resolveMasterKey(undefined, data);
-    expect(next).toEqual({ ...first, created: false, unshown: true });
+    expect(next).toEqual({ ...first, created: false, unshown: true, exposed: false });
     masterKeyShown(next);
-    expect(resolveMasterKey(undefined, data)).toEqual({ ...first, created: false, unshown: false });
+    expect(resolveMasterKey(undefined, data)).toEqual({
+      ...first,
+      created: false,
+      unshown: false,
+      exposed: false,
+    });
     expect(readdirSync(data)).toEqual(['master-key']);
     expect(readFileSync(first.file!, 'utf8')).toBe(`${first.key}\n`);
   });
@@ -58,6 +65,13 @@ describe(resolveMasterKey.name, () => {
   it('writes the generated key readable by its owner only', () => {
     const { file } = resolveMasterKey(undefined, join(dataDir, 'data'));
     expect(statSync(file!).mode & 0o777).toBe(0o600);
+  });
+
+  // Copied in with its mode kept (0644), nothing said so (a filesystem faults audit).
+  it('says when an existing key file may be read by other users', () => {
+    const first = resolveMasterKey(undefined, join(dataDir, 'data'));
+    chmodSync(first.file!, 0o644);
+    expect(resolveMasterKey(undefined, join(dataDir, 'data')).exposed).toBe(true);
   });
 
   // Two replicas starting together on a shared DATA_DIR: both found no file, one wrote first.
@@ -76,6 +90,19 @@ describe(resolveMasterKey.name, () => {
       unshown: false,
     });
     expect(create).toHaveBeenCalledTimes(1);
+  });
+
+  // A full disk failed the start with a stack naming no file (a filesystem faults audit); a
+  // DATA_DIR under a file fails the write as surely.
+  it('says in one line which file it could not write, and why, when the key cannot be', () => {
+    const blocked = join(dataDir, 'a-file');
+    writeFileSync(blocked, '');
+    expect(() => resolveMasterKey(undefined, join(blocked, 'data'))).toThrow(
+      new StartupError(
+        `Startup failed: cannot write the master key file ${join(blocked, 'data', 'master-key')} ` +
+          '(ENOTDIR): free space or fix DATA_DIR, or set MASTER_KEY',
+      ),
+    );
   });
 
   it('uses MASTER_KEY when it is set, writing nothing', () => {

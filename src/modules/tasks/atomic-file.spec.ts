@@ -1,10 +1,13 @@
 import {
   existsSync,
+  lutimesSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readlinkSync,
   realpathSync,
   rmSync,
+  symlinkSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs';
@@ -47,6 +50,27 @@ describe(removeStalePartials.name, () => {
     utimesSync(join(directory, name), recent, recent);
     await removeStalePartials(directory, new Date());
     expect(readdirSync(directory)).toEqual([name]);
+  });
+
+  // `rm` failed on a directory named so at every pass (EISDIR), and the partials sorted after
+  // it were never removed (a filesystem faults audit).
+  it('leaves a directory named like a partial alone, and removes the partials sorted after it', async () => {
+    const old = new Date(Date.now() - STALE_PARTIAL_MS - 60_000);
+    const crashed = 'task.jsonl.gz.1b4e28ba-2fa1-11d2-883f-0016d3cca427.partial';
+    mkdirSync(join(directory, 'odd.partial'));
+    writeFileSync(join(directory, crashed), 'rows');
+    for (const name of ['odd.partial', crashed]) utimesSync(join(directory, name), old, old);
+    await removeStalePartials(directory, new Date());
+    expect(readdirSync(directory)).toEqual(['odd.partial']);
+  });
+
+  it('removes a stale link named like a partial, not the file it names', async () => {
+    const old = new Date(Date.now() - STALE_PARTIAL_MS - 60_000);
+    writeFileSync(join(directory, 'target'), 'kept');
+    symlinkSync(join(directory, 'target'), join(directory, 'link.partial'));
+    lutimesSync(join(directory, 'link.partial'), old, old);
+    await removeStalePartials(directory, new Date());
+    expect(readdirSync(directory)).toEqual(['target']);
   });
 
   it('does nothing when the directory does not exist yet', async () => {

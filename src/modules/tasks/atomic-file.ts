@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -116,16 +116,20 @@ export const STALE_PARTIAL_MS = 60 * 60_000;
  */
 export async function removeStalePartials(directory: string, now: Date): Promise<void> {
   const names = await readdir(directory).catch(() => [] as string[]);
+  let failure: Error | undefined;
   for (const name of names) {
     if (!name.endsWith('.partial')) continue;
     const file = join(directory, name);
-    const modified = await stat(file).then(
-      (info) => info.mtimeMs,
-      () => undefined,
-    );
-    if (modified !== undefined && now.getTime() - modified > STALE_PARTIAL_MS)
-      await rm(file, { force: true });
+    // Not followed: a link is removed, not what it names. Only files: no writer makes a
+    // directory of that name, and `rm` failed on one at every pass (EISDIR), before the files
+    // sorted after it (a filesystem faults audit).
+    const entry = await lstat(file).catch(() => undefined);
+    if (!entry || entry.isDirectory() || now.getTime() - entry.mtimeMs <= STALE_PARTIAL_MS)
+      continue;
+    // One that cannot be removed leaves the others to be: the first failure is thrown after.
+    await rm(file, { force: true }).catch((error: Error) => (failure ??= error));
   }
+  if (failure !== undefined) throw failure;
 }
 
 /**

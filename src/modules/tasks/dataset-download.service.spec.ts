@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { createHash } from 'node:crypto';
 import {
   mkdirSync,
@@ -27,7 +28,7 @@ import {
   modifiedSince,
   preconditionFailed,
 } from './dataset-download.service';
-import { CutShortError } from './failing-short';
+import { CutShortError, OtherBytesError } from './recorded-bytes';
 import { DatasetParquetService } from './dataset-parquet.service';
 import * as datasetWriter from './dataset-writer';
 import { CompletedTask, DatasetFormat } from './task.types';
@@ -489,6 +490,24 @@ describe(DatasetDownloadService.name, () => {
           { task_id: 'btc' },
           `task btc: btc.parquet could not be sent whole (the file ended after 5 of its ${PARQUET.length} bytes): connection closed`,
         );
+      },
+    );
+
+    // A flipped bit, the size kept, was sent whole under the recorded hash (a filesystem faults
+    // audit): a client had every promised byte, and a 200.
+    it.each(['jsonl', 'parquet'] as const)(
+      'fails the stream of a %s file changed in place short of its last bytes',
+      async (format) => {
+        const { file } = await opened('btc', format);
+        const recorded = format === 'jsonl' ? JSONL : PARQUET;
+        const changed = Buffer.from(recorded);
+        changed[changed.length >> 1] ^= 1;
+        writeFileSync(files[format], changed);
+        const received: Buffer[] = [];
+        const stream = file.getStream();
+        stream.on('data', (chunk: Buffer) => received.push(chunk));
+        await expect(once(stream, 'end')).rejects.toThrow(OtherBytesError);
+        expect(Buffer.concat(received).length).toBeLessThan(recorded.length);
       },
     );
 

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Readable } from 'node:stream';
@@ -149,11 +151,26 @@ export async function writeManifest(
  * A dataset file's size on disk; undefined when it is not there. A file whose size is not the
  * one its task records (cut short by a full disk or a copy broken off, replaced) is not the file
  * the recorded SHA-256 names, and is treated as missing: docs/decisions.md, "Scraping task
- * lifecycle" (hashing it at each download would read the whole file).
+ * lifecycle" (bytes changed in place are found as a download sends them: recordedBytes).
  */
 export function sizeOnDisk(file: string): Promise<number | undefined> {
   return stat(file).then(
     (info) => info.size,
     () => undefined,
   );
+}
+
+/**
+ * The SHA-256 of a dataset file's bytes as they are on disk now, read through; undefined when
+ * it cannot be read. Read once before a step nothing undoes (deleting the stored items the file
+ * was made from), where its size alone would let a file changed in place pass.
+ */
+export async function sha256OnDisk(file: string): Promise<string | undefined> {
+  const hash = createHash('sha256');
+  try {
+    await pipeline(createReadStream(file), hash);
+  } catch {
+    return undefined;
+  }
+  return hash.digest('hex');
 }

@@ -267,9 +267,9 @@ export class TaskLifecycleRepository {
     skip: readonly string[],
     completedBefore: Date,
     limit: number,
-  ): Promise<Pick<TaskRow, 'id' | 'dataset_file' | 'dataset_bytes'>[]> {
+  ): Promise<Pick<TaskRow, 'id' | 'dataset_file' | 'dataset_bytes' | 'dataset_sha256'>[]> {
     return this.dataSource.query(
-      `SELECT id, dataset_file, dataset_bytes FROM scraping_tasks task
+      `SELECT id, dataset_file, dataset_bytes, dataset_sha256 FROM scraping_tasks task
        WHERE state = 'completed' AND dataset_file IS NOT NULL AND NOT (id = ANY($1::varchar[]))
          AND (completed_at IS NULL OR completed_at <= $2)
          AND EXISTS (SELECT 1 FROM task_items item WHERE item.task_id = task.id)

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   existsSync,
   mkdirSync,
@@ -36,6 +37,9 @@ import {
 } from './task-lifecycle.repository';
 
 const NOW = new Date('2026-01-15T12:00:00Z');
+const TWENTY_BYTES = 'twenty bytes of data';
+const sha256Of = (text: string) => createHash('sha256').update(text).digest('hex');
+const TWENTY_SHA = sha256Of(TWENTY_BYTES);
 
 const TASK = {
   id: 'bitcoin',
@@ -491,11 +495,24 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
     const { service, repository: stored } = compiling([], dataDir);
     const present = datasetPath(dataDir, 'present');
     mkdirSync(dirname(present), { recursive: true });
-    writeFileSync(present, 'twenty bytes of data');
+    writeFileSync(present, TWENTY_BYTES);
     const tasks = [
-      { id: 'present', dataset_file: present, dataset_bytes: '20' },
-      { id: 'missing', dataset_file: datasetPath(dataDir, 'missing'), dataset_bytes: '20' },
-      { id: 'cut-short', dataset_file: present, dataset_bytes: '30' },
+      { id: 'present', dataset_file: present, dataset_bytes: '20', dataset_sha256: TWENTY_SHA },
+      {
+        id: 'missing',
+        dataset_file: datasetPath(dataDir, 'missing'),
+        dataset_bytes: '20',
+        dataset_sha256: TWENTY_SHA,
+      },
+      { id: 'cut-short', dataset_file: present, dataset_bytes: '30', dataset_sha256: TWENTY_SHA },
+      // The size kept, a byte changed in place (a filesystem faults audit): the items are the
+      // last copy of the rows the file no longer holds.
+      {
+        id: 'changed',
+        dataset_file: present,
+        dataset_bytes: '20',
+        dataset_sha256: sha256Of('twenty bytes of DATA'),
+      },
     ];
     const repository = {
       completedWithItems: jest.fn((skip: readonly string[], _before: Date, _limit: number) =>
@@ -515,16 +532,16 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
       10,
     );
     expect(repository.deleteCompletedItems.mock.calls).toEqual([['present']]);
-    expect(logged.warn).toHaveBeenCalledTimes(2);
+    expect(logged.warn).toHaveBeenCalledTimes(3);
 
     // Said once: the next pass does not look at them again.
     await service.pruneCompletedItems();
     expect(repository.completedWithItems).toHaveBeenLastCalledWith(
-      ['missing', 'cut-short'],
+      ['missing', 'cut-short', 'changed'],
       expect.any(Date),
       10,
     );
-    expect(logged.warn).toHaveBeenCalledTimes(2);
+    expect(logged.warn).toHaveBeenCalledTimes(3);
   });
 
   // The task records the compiler's directory: another replica's mount of the shared volume, or
@@ -533,13 +550,14 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
     const { service, repository: stored } = compiling([], dataDir);
     const here = datasetPath(dataDir, 'here');
     mkdirSync(dirname(here), { recursive: true });
-    writeFileSync(here, 'twenty bytes of data');
+    writeFileSync(here, TWENTY_BYTES);
     const elsewhere = join(dataDir, 'another-mount', 'datasets');
     mkdirSync(elsewhere, { recursive: true });
-    writeFileSync(join(elsewhere, 'not-here.jsonl.gz'), 'twenty bytes of data');
+    writeFileSync(join(elsewhere, 'not-here.jsonl.gz'), TWENTY_BYTES);
+    const recorded = { dataset_bytes: '20', dataset_sha256: TWENTY_SHA };
     const tasks = [
-      { id: 'here', dataset_file: join(elsewhere, 'here.jsonl.gz'), dataset_bytes: '20' },
-      { id: 'not-here', dataset_file: join(elsewhere, 'not-here.jsonl.gz'), dataset_bytes: '20' },
+      { id: 'here', dataset_file: join(elsewhere, 'here.jsonl.gz'), ...recorded },
+      { id: 'not-here', dataset_file: join(elsewhere, 'not-here.jsonl.gz'), ...recorded },
     ];
     const repository = {
       completedWithItems: jest.fn(() => Promise.resolve(tasks)),
@@ -553,7 +571,7 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
     expect(logged.warn.mock.calls).toEqual([
       [
         { task_id: 'not-here' },
-        `task not-here: its stored items are kept: its dataset file ${datasetPath(dataDir, 'not-here')} is missing or not the size recorded`,
+        `task not-here: its stored items are kept: its dataset file ${datasetPath(dataDir, 'not-here')} is missing, or not the size or the SHA-256 recorded`,
       ],
     ]);
   });

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
 import { datasetFileHere } from './dataset-path';
-import { sizeOnDisk } from './dataset-writer';
+import { sha256OnDisk, sizeOnDisk } from './dataset-writer';
 import { TaskLifecycleRepository } from './task-lifecycle.repository';
 
 /**
@@ -43,7 +43,9 @@ export class TaskPruner {
 
   /**
    * Deletes the stored items of up to `limit` tasks completed at least PRUNE_GRACE_MS ago, once
-   * their JSON lines file is on disk with its recorded size, the file a download here would
+   * their JSON lines file is on disk with its recorded size and SHA-256 (read through once: the
+   * size alone let a file changed in place, a flipped bit, take the last other copy of its rows
+   * with it; a filesystem faults audit), the file a download here would
    * serve (datasetFileHere: its name under this DATA_DIR, whatever directory the task
    * recorded): the file holds them. Not at completion: another replica may be compiling the
    * task at once, and read the rows after they were gone. A task whose file is not on disk so
@@ -67,11 +69,13 @@ export class TaskPruner {
       if (this.stopping()) break;
       const file = datasetFileHere(this.config.dataDir, task.dataset_file!);
       const size = await sizeOnDisk(file);
-      if (size !== Number(task.dataset_bytes)) {
+      const whole =
+        size === Number(task.dataset_bytes) && (await sha256OnDisk(file)) === task.dataset_sha256;
+      if (!whole) {
         this.unprunable.add(task.id);
         this.logger.warn(
           { task_id: task.id },
-          `task ${task.id}: its stored items are kept: its dataset file ${file} is missing or not the size recorded`,
+          `task ${task.id}: its stored items are kept: its dataset file ${file} is missing, or not the size or the SHA-256 recorded`,
         );
         continue;
       }

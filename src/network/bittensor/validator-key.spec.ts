@@ -107,6 +107,19 @@ describe(loadValidatorKey.name, () => {
     expect(second.keypair.address).toBe(first.keypair.address);
   });
 
+  // A full disk failed the start with a stack naming no file (a filesystem faults audit); a
+  // DATA_DIR under a file fails the write as surely.
+  it('says in one line which file it could not write, and why, when the development key cannot be', async () => {
+    const blocked = join(directory, 'a-file');
+    writeFileSync(blocked, '');
+    expect(
+      await problems(loadValidatorKey(settings(), 'development', join(blocked, 'data'))),
+    ).toEqual([
+      `DATA_DIR: cannot write the development validator key file ${join(blocked, 'data', GENERATED_KEY_FILE)} ` +
+        '(ENOTDIR): free space or fix DATA_DIR, or name a wallet hotkey (BT_WALLET_*)',
+    ]);
+  });
+
   it('uses the default wallet hotkey file in development when it exists, instead of generating one', async () => {
     writeWallet('default', 'default', {
       secretPhrase: btwallet.mnemonic,

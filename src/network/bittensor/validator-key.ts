@@ -83,5 +83,18 @@ function readWallet(file: string): Sr25519Keypair {
 function generatedKey(file: string): ValidatorKey {
   const origin = `development key file ${file}`;
   if (existsSync(file)) return { keypair: readWallet(file), origin, created: false };
-  return { ...createWalletHotkey(file, { mnemonic: Sr25519Keypair.generate().mnemonic }), origin };
+  try {
+    return {
+      ...createWalletHotkey(file, { mnemonic: Sr25519Keypair.generate().mnemonic }),
+      origin,
+    };
+  } catch (error) {
+    if (error instanceof WalletFileError) throw error;
+    // A full disk failed the start with a stack naming no file (a filesystem faults audit).
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new ConfigError([
+      `DATA_DIR: cannot write the development validator key file ${file} (${code}): free space ` +
+        'or fix DATA_DIR, or name a wallet hotkey (BT_WALLET_*)',
+    ]);
+  }
 }
