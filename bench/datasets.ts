@@ -2,17 +2,22 @@
  * What a task's Parquet file costs beside its JSON lines file (the baseline, which compiling
  * wrote before): time to write, bytes, how long the writer stalls the event loop the API
  * shares (max and p99 of the loop's delay while writing) and the process's peak resident memory
- * while writing (a worker thread's included). Devnet X items; medians of rounds.
+ * while writing (a worker thread's included). Then what a download's check of the bytes it sends
+ * costs (recordedBytes: counted and hashed, the last chunk held back) beside the file's plain
+ * read stream, reading each file DOWNLOAD_READS times a round. Devnet X items; medians of
+ * rounds.
  * Run: npm run bench:datasets [-- --rows 20000 --rounds 3] (or BENCH_ROWS, BENCH_ROUNDS).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { benchFlags } from './support/flags';
 import { generateCorpus } from '../src/devnet/corpus';
 import { writeParquet } from '../src/modules/tasks/dataset-parquet';
-import { DatasetRow, writeJsonLines } from '../src/modules/tasks/dataset-writer';
+import { DatasetRow, sha256OnDisk, writeJsonLines } from '../src/modules/tasks/dataset-writer';
+import { recordedBytes } from '../src/modules/tasks/recorded-bytes';
 import { numberSetting, percentile } from './support/measure';
 import { commandLine, formatInt, machineLine, table } from './support/report';
 
@@ -54,6 +59,24 @@ async function measure(write: () => Promise<{ bytes: number }>): Promise<Run> {
   }
 }
 
+/** How many times a round reads each file as a download would. */
+const DOWNLOAD_READS = 20;
+
+async function drain(stream: Readable): Promise<void> {
+  for await (const chunk of stream) void chunk;
+}
+
+/** Median over the rounds of the ms to read `path` DOWNLOAD_READS times through `open`. */
+async function readMs(path: string, open: (path: string) => Readable): Promise<number> {
+  const times: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const started = performance.now();
+    for (let read = 0; read < DOWNLOAD_READS; read++) await drain(open(path));
+    times.push(performance.now() - started);
+  }
+  return percentile(times, 0.5);
+}
+
 function medianRun(runs: Run[]): Run {
   const median = (pick: (run: Run) => number) => percentile(runs.map(pick), 0.5);
   return {
@@ -74,14 +97,27 @@ async function main(): Promise<void> {
     for (const item of items) yield { uri: item.uri, datetime: new Date(item.datetime), item };
   }
   const jsonlPath = join(directory, 'task.jsonl.gz');
+  const parquetPath = join(directory, 'task.parquet');
   const jsonl: Run[] = [];
   const parquet: Run[] = [];
+  const reads: { file: string; bytes: number; plainMs: number; checkedMs: number }[] = [];
   try {
     for (let round = 0; round < rounds; round++) {
       jsonl.push(await measure(() => writeJsonLines(jsonlPath, rows())));
-      parquet.push(
-        await measure(() => writeParquet('x', jsonlPath, join(directory, 'task.parquet'))),
-      );
+      parquet.push(await measure(() => writeParquet('x', jsonlPath, parquetPath)));
+    }
+    for (const [file, path] of [
+      ['JSON lines, gzip', jsonlPath],
+      ['Parquet', parquetPath],
+    ]) {
+      const bytes = statSync(path).size;
+      const sha256 = (await sha256OnDisk(path))!;
+      reads.push({
+        file,
+        bytes,
+        plainMs: await readMs(path, (at) => createReadStream(at)),
+        checkedMs: await readMs(path, (at) => recordedBytes(createReadStream(at), bytes, sha256)),
+      });
     }
   } finally {
     rmSync(directory, { recursive: true, force: true });
@@ -115,6 +151,21 @@ async function main(): Promise<void> {
           ms(baseline.stallP99Ms),
           ms(baseline.peakRssMb),
         ],
+      ]),
+      '',
+      `Reading each file for a download, ${DOWNLOAD_READS} times a round: checked as sent (ours) beside`,
+      "the file's plain read stream (baseline); median over the rounds",
+      '',
+      table([
+        ['file', 'bytes', 'checked ms', 'plain ms', 'checked / plain', 'checked MB/s'],
+        ...reads.map((read) => [
+          read.file,
+          formatInt(read.bytes),
+          read.checkedMs.toFixed(1),
+          read.plainMs.toFixed(1),
+          (read.checkedMs / read.plainMs).toFixed(2),
+          ((read.bytes * DOWNLOAD_READS) / 2 ** 20 / (read.checkedMs / 1000)).toFixed(0),
+        ]),
       ]),
       '',
     ].join('\n'),

@@ -534,7 +534,7 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
     expect(repository.deleteCompletedItems.mock.calls).toEqual([['present']]);
     expect(logged.warn).toHaveBeenCalledTimes(3);
 
-    // Said once: the next pass does not look at them again.
+    // Said once a day: the next pass does not look at them again (task-pruner.spec.ts: a day later).
     await service.pruneCompletedItems();
     expect(repository.completedWithItems).toHaveBeenLastCalledWith(
       ['missing', 'cut-short', 'changed'],

@@ -17,14 +17,21 @@ const PRUNE_IDLE_MS = 3_600_000;
  * See docs/decisions.md, "Scraping task lifecycle".
  */
 export const PRUNE_GRACE_MS = 3_600_000;
+/** How long a task whose file is not as recorded is left before it is looked at again. */
+export const UNPRUNABLE_RETRY_MS = 24 * 3_600_000;
 
 /**
  * The stored items of completed tasks, deleted once their dataset file holds them. Run by
  * TaskLifecycleService's pass.
  */
 export class TaskPruner {
-  /** Completed tasks whose dataset file was missing: their stored items are kept. */
-  private readonly unprunable = new Set<string>();
+  /**
+   * Completed tasks whose dataset file was missing or not as recorded, by when (clock ms) to
+   * look at them again: their stored items are kept meanwhile. Looked at again a day later, not
+   * never: a file back from a restore, or a volume back from an outage, left its task's items
+   * for the life of the process (a state audit).
+   */
+  private readonly unprunable = new Map<string, number>();
   /**
    * Until when (performance.now()) no completed task is looked for to prune, unless the clock
    * reaches `nextDueAt` first: the time (clock ms) the earliest task with items left becomes due.
@@ -45,19 +52,20 @@ export class TaskPruner {
    * Deletes the stored items of up to `limit` tasks completed at least PRUNE_GRACE_MS ago, once
    * their JSON lines file is on disk with its recorded size and SHA-256 (read through once: the
    * size alone let a file changed in place, a flipped bit, take the last other copy of its rows
-   * with it; a filesystem faults audit), the file a download here would
-   * serve (datasetFileHere: its name under this DATA_DIR, whatever directory the task
-   * recorded): the file holds them. Not at completion: another replica may be compiling the
-   * task at once, and read the rows after they were gone. A task whose file is not on disk so
-   * is left alone, and said once (in this process): its items may be all that is left of its
-   * dataset. Once none is due, looked for again when the earliest task with items left becomes
+   * with it; a filesystem faults audit), the file a download here would serve
+   * (datasetFileHere: its name under this DATA_DIR, whatever directory the task recorded): the
+   * file holds them. Not at completion: another replica may be compiling the task at once, and
+   * read the rows after they were gone. A task whose file is not on disk so is left alone, and
+   * said once a day (in this process): its items may be all that is left of its dataset. Once
+   * none is due, looked for again when the earliest task with items left becomes
    * due, or an hour later (a task completed since is due an hour after its completion, so not
    * before); a fixed hour's wait alone kept a task completed just after such a pass for two.
    */
   async pruneCompletedItems(limit = PRUNE_TASKS_PER_PASS): Promise<number> {
     const now = this.clock.now().getTime();
     if (performance.now() < this.pruneIdleUntil && now < this.nextDueAt) return 0;
-    const skip = [...this.unprunable];
+    for (const [id, until] of this.unprunable) if (now >= until) this.unprunable.delete(id);
+    const skip = [...this.unprunable.keys()];
     const tasks = await this.repository.completedWithItems(
       skip,
       new Date(now - PRUNE_GRACE_MS),
@@ -72,7 +80,7 @@ export class TaskPruner {
       const whole =
         size === Number(task.dataset_bytes) && (await sha256OnDisk(file)) === task.dataset_sha256;
       if (!whole) {
-        this.unprunable.add(task.id);
+        this.unprunable.set(task.id, now + UNPRUNABLE_RETRY_MS);
         this.logger.warn(
           { task_id: task.id },
           `task ${task.id}: its stored items are kept: its dataset file ${file} is missing, or not the size or the SHA-256 recorded`,

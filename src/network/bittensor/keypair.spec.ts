@@ -1,10 +1,12 @@
 import { inspect } from 'node:util';
 import { stringToU8a, u8aToHex, hexToU8a } from '@polkadot/util';
+import * as utilCrypto from '@polkadot/util-crypto';
 import { encodeAddress, mnemonicToMiniSecret, sr25519Verify } from '@polkadot/util-crypto';
 import { loadVectors } from '../../../test/support/bittensor-fixtures';
 import {
   canonicalAddress,
   cryptoReady,
+  publicKeyOfAddress,
   Sr25519Keypair,
   SS58_FORMAT,
   verifySignature,
@@ -126,6 +128,19 @@ describe(canonicalAddress.name, () => {
     for (const prefix of [0, 2, 42])
       expect(canonicalAddress(encodeAddress(alice.publicKey, prefix))).toBe(alice.address);
     expect(canonicalAddress(u8aToHex(alice.publicKey))).toBe(alice.address);
+  });
+
+  // Base58 decoding grows with the square of the text: 16,000 characters held the event loop
+  // 2 s, each request (a state audit).
+  it('refuses a text too long to be an address at once, without decoding it', () => {
+    const decode = jest.spyOn(utilCrypto, 'decodeAddress');
+    expect(publicKeyOfAddress('5'.repeat(16_000))).toBeNull();
+    expect(publicKeyOfAddress(alice.address.padEnd(51, '1'))).toBeNull();
+    expect(publicKeyOfAddress(`${u8aToHex(alice.publicKey)}00`)).toBeNull();
+    expect(decode).not.toHaveBeenCalled();
+    expect(publicKeyOfAddress(alice.address)).toEqual(alice.publicKey);
+    expect(publicKeyOfAddress(u8aToHex(alice.publicKey))).toEqual(alice.publicKey);
+    decode.mockRestore();
   });
 
   it('leaves a string that is no address as it is', () => {

@@ -125,9 +125,18 @@ function devSeed(): Uint8Array {
 }
 
 const publicKeys = new Map<string, Uint8Array | null>();
+/**
+ * What a 32-byte key's address can be: SS58 (at most 50 base58 characters, with a two-byte
+ * prefix) or its hex (`0x` and 64 digits). Anything else is refused before decoding: base58
+ * decoding takes time growing with the square of the text, and a client's 16,000-character
+ * `hotkey` held the event loop 2 s (every request waited), then stayed in the cache below (a
+ * state audit: 10,000 such values held 130 MB).
+ */
+const ADDRESS_FORM = /^(?:[1-9A-HJ-NP-Za-km-z]{1,50}|0x[0-9a-fA-F]{64})$/;
 
 /** The public key of an ss58 address, or null when it is not one (cached: addresses repeat). */
 export function publicKeyOfAddress(address: string): Uint8Array | null {
+  if (!ADDRESS_FORM.test(address)) return null;
   let key = publicKeys.get(address);
   if (key === undefined) {
     try {
