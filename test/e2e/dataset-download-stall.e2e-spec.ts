@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
@@ -8,6 +9,7 @@ import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Clock } from '../../src/common/clock/clock';
 import { within } from '../../src/common/within';
+import { PARQUET_VERSION } from '../../src/modules/tasks/dataset-parquet';
 import { datasetPath } from '../../src/modules/tasks/dataset-path';
 import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
@@ -66,16 +68,23 @@ describe('A dataset download whose client stops reading', () => {
       .get('/api/v1/tasks/stall-x/dataset?format=parquet')
       .set('X-API-Key', TEST_MASTER_KEY)
       .expect(200);
-    // Both files made large, and recorded so: the download checks their sizes, not their bytes.
+    // Both files made large, and recorded so: their sizes and their hashes (a download checks
+    // the bytes it sends: recordedBytes), not what is in them.
     files.jsonl = datasetPath(dataDir, 'stall-x');
     files.parquet = files.jsonl.replace(/\.jsonl\.gz$/, '.parquet');
-    for (const file of Object.values(files)) writeFileSync(file, Buffer.alloc(LARGE, 1));
-    await app.app
-      .get(DataSource)
-      .query(
-        `UPDATE scraping_tasks SET dataset_bytes = $1, parquet_bytes = $1 WHERE id = 'stall-x'`,
-        [LARGE],
-      );
+    const large = Buffer.alloc(LARGE, 1);
+    for (const file of Object.values(files)) writeFileSync(file, large);
+    const database = app.app.get(DataSource);
+    // In two statements: a new parquet_sha256 with the version unchanged is taken for an older
+    // writer's file, and the version forgotten (migration ParquetVersionGuard).
+    await database.query(
+      `UPDATE scraping_tasks SET dataset_bytes = $1, parquet_bytes = $1, dataset_sha256 = $2,
+       parquet_sha256 = $2, parquet_version = NULL WHERE id = 'stall-x'`,
+      [LARGE, createHash('sha256').update(large).digest('hex')],
+    );
+    await database.query(`UPDATE scraping_tasks SET parquet_version = $1 WHERE id = 'stall-x'`, [
+      PARQUET_VERSION,
+    ]);
   }, 120_000);
 
   afterEach(() => {
