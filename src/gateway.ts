@@ -276,7 +276,9 @@ function printBanner(facts: BannerFacts, master: ReturnType<typeof resolveMaster
     );
   else if (master.file) lines.push(`  Master key:   saved in ${master.file}`);
   if (master.exposed)
-    lines.push(`  WARNING:      ${master.file} is readable by other users: chmod 600 it`);
+    lines.push(
+      `  WARNING:      ${master.file} is open to other users (group or others): chmod 600 it`,
+    );
   process.stdout.write(`${lines.join('\n')}\n\n`);
   masterKeyShown(master);
 }

@@ -106,6 +106,8 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
       if (this.lastError !== undefined && !this.wrongDatabase)
         storage.exit(() => this.logger.log('Redis connected again'));
       this.lastError = undefined;
+      // Back after a rest that is over: its PING now, not at the timer's next turn.
+      if (this.restUntil !== 0) void this.probe();
     });
   }
 
@@ -227,22 +229,20 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
    * A PING once the rest is over, and after each unanswered one, whether or not a request comes.
    * Without it a replica idle when a hang cleared (out of rotation, a quiet hour) rested until
    * its next request, which was then counted in this process with all that came with it: a
-   * burst 3 s after Redis was back, every request (a Redis faults audit). Unref'd: it never
-   * holds the process.
+   * burst 3 s after Redis was back, every request (a Redis faults audit). While the connection
+   * is down the timer asks again every REDIS_REST_MS without moving the rest's end: a reconnect
+   * then ends the rest at once (the 'ready' handler's PING), where pushing it on kept a replica
+   * counting in memory up to 2 s after every Redis restart (a review). Unref'd: it never holds
+   * the process.
    */
-  private probeAfterRest(): void {
-    if (this.restTimer) return;
-    this.restTimer = setTimeout(
-      () => {
-        this.restTimer = undefined;
-        if (this.restUntil === 0 || this.closing) return;
-        if (this.probe()) return;
-        // Not connected (or a timer a moment early): ask again after another rest, not at once.
-        if (Date.now() >= this.restUntil) this.restUntil = Date.now() + REDIS_REST_MS;
-        this.probeAfterRest();
-      },
-      Math.max(0, this.restUntil - Date.now()),
-    );
+  private probeAfterRest(delayMs = Math.max(0, this.restUntil - Date.now())): void {
+    if (this.restTimer || this.closing) return;
+    this.restTimer = setTimeout(() => {
+      this.restTimer = undefined;
+      if (this.restUntil === 0 || this.closing) return;
+      // Not connected, or a timer a moment early: asked again later, never at once.
+      if (!this.probe()) this.probeAfterRest(Math.max(this.restUntil - Date.now(), REDIS_REST_MS));
+    }, delayMs);
     this.restTimer.unref();
   }
 

@@ -74,7 +74,7 @@ describe(FallbackThrottlerStorage.name, () => {
   afterEach(() => jest.restoreAllMocks());
 
   // An on-call audit saw it under a user's request id, 46 s after Redis came back.
-  it("says Redis is back as the process's line, not the line of the request that met it", async () => {
+  it("says Redis is gone and back as the process's lines, not those of the requests that met it", async () => {
     let connected = false;
     const redis = { ready: () => (connected ? {} : null), failed: rests() };
     const fallback = new FallbackThrottlerStorage(redis as unknown as RedisConnection, {
@@ -85,10 +85,15 @@ describe(FallbackThrottlerStorage.name, () => {
     jest.spyOn(Logger.prototype, 'log').mockImplementation(() => {
       loggedUnder.push(logScope.getStore()?.logger.bindings().req ?? 'no request');
     });
-    await hit(fallback);
-    connected = true;
+    const warnedUnder: unknown[] = [];
+    warned.mockImplementation(() => {
+      warnedUnder.push(logScope.getStore()?.logger.bindings().req ?? 'no request');
+    });
     const request = new Store(pino({ enabled: false }).child({ req: { id: 'unrelated' } }));
     await logScope.run(request, () => hit(fallback));
+    connected = true;
+    await logScope.run(request, () => hit(fallback));
+    expect(warnedUnder).toEqual(['no request']);
     expect(loggedUnder).toEqual(['no request']);
   });
 

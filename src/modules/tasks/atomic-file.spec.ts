@@ -64,6 +64,31 @@ describe(removeStalePartials.name, () => {
     expect(readdirSync(directory)).toEqual(['odd.partial']);
   });
 
+  it('goes on past a partial it cannot remove, and throws the first failure at the end', async () => {
+    const old = new Date(Date.now() - STALE_PARTIAL_MS - 60_000);
+    const names = ['a.partial', 'b.partial', 'c.partial'];
+    for (const name of names) {
+      writeFileSync(join(directory, name), 'rows');
+      utimesSync(join(directory, name), old, old);
+    }
+    // The module itself: `import * as` gives a copy of its functions, which the code never calls.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const promises = require('node:fs/promises') as typeof fs;
+    const rm = promises.rm;
+    const refused = Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
+    jest
+      .spyOn(promises, 'rm')
+      .mockImplementation((path, options) =>
+        String(path).endsWith('a.partial') ? Promise.reject(refused) : rm(path, options),
+      );
+    try {
+      await expect(removeStalePartials(directory, new Date())).rejects.toBe(refused);
+    } finally {
+      jest.restoreAllMocks();
+    }
+    expect(readdirSync(directory)).toEqual(['a.partial']);
+  });
+
   it('removes a stale link named like a partial, not the file it names', async () => {
     const old = new Date(Date.now() - STALE_PARTIAL_MS - 60_000);
     writeFileSync(join(directory, 'target'), 'kept');

@@ -30,6 +30,7 @@ import { recordedBytes } from './recorded-bytes';
 import { DATASET_CONTENT_TYPES } from './task.mapper';
 import { CompletedTask, DatasetFormat, isCompleted } from './task.types';
 import { quotedId } from './quoted-id';
+import { errorCode } from '../../common/files/error-code';
 import { TasksService } from './tasks.service';
 
 const EXTENSIONS: Record<DatasetFormat, string> = { jsonl: 'jsonl.gz', parquet: 'parquet' };
@@ -275,7 +276,7 @@ export class DatasetDownloadService {
     } catch (error) {
       this.logger.warn(
         { task_id: id },
-        `task ${id}: ${recorded.file} cannot be opened (${(error as NodeJS.ErrnoException).code ?? String(error)}): answered as missing`,
+        `task ${id}: ${recorded.file} cannot be opened (${errorCode(error)}): answered as missing`,
       );
       throw new ServiceUnavailableException(fileMissing(id));
     }

@@ -4,6 +4,7 @@ import { AppConfig } from '../../config/app-config';
 import { datasetFileHere } from './dataset-path';
 import { sha256OnDisk, sizeOnDisk } from './dataset-writer';
 import { TaskLifecycleRepository } from './task-lifecycle.repository';
+import { TaskRow } from './task.types';
 
 /**
  * Completed tasks whose stored items one pass deletes: about 20,000 rows a full task, so a
@@ -76,14 +77,12 @@ export class TaskPruner {
     for (const task of tasks) {
       if (this.stopping()) break;
       const file = datasetFileHere(this.config.dataDir, task.dataset_file!);
-      const size = await sizeOnDisk(file);
-      const whole =
-        size === Number(task.dataset_bytes) && (await sha256OnDisk(file)) === task.dataset_sha256;
-      if (!whole) {
+      const problem = await this.fileProblem(file, task);
+      if (problem) {
         this.unprunable.set(task.id, now + UNPRUNABLE_RETRY_MS);
         this.logger.warn(
           { task_id: task.id },
-          `task ${task.id}: its stored items are kept: its dataset file ${file} is missing, or not the size or the SHA-256 recorded`,
+          `task ${task.id}: its stored items are kept: its dataset file ${file} ${problem}; looked at again in a day`,
         );
         continue;
       }
@@ -95,6 +94,21 @@ export class TaskPruner {
       pruned += 1;
     }
     return pruned;
+  }
+
+  /** How the file on disk is not the one the task records, or undefined when it is. */
+  private async fileProblem(
+    file: string,
+    task: Pick<TaskRow, 'dataset_bytes' | 'dataset_sha256'>,
+  ): Promise<string | undefined> {
+    const size = await sizeOnDisk(file);
+    const recorded = Number(task.dataset_bytes);
+    if (size === undefined) return 'is missing';
+    if (size !== recorded) return `has ${size} bytes, not the ${recorded} recorded`;
+    const sha256 = await sha256OnDisk(file);
+    if (sha256 === undefined) return 'cannot be read';
+    if (sha256 !== task.dataset_sha256) return 'holds other bytes than the SHA-256 recorded names';
+    return undefined;
   }
 
   private async idleUntilNextDue(skip: readonly string[]): Promise<void> {

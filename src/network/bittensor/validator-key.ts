@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { errorCode } from '../../common/files/error-code';
 import { ValidatorKeySettings } from '../../config/app-config';
 import { ConfigError } from '../../config/load-config';
 import { cryptoReady, KeyError, Sr25519Keypair } from './keypair';
@@ -91,9 +92,8 @@ function generatedKey(file: string): ValidatorKey {
   } catch (error) {
     if (error instanceof WalletFileError) throw error;
     // A full disk failed the start with a stack naming no file (a filesystem faults audit).
-    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
     throw new ConfigError([
-      `DATA_DIR: cannot write the development validator key file ${file} (${code}): free space ` +
+      `DATA_DIR: cannot write the development validator key file ${file} (${errorCode(error)}): free space ` +
         'or fix DATA_DIR, or name a wallet hotkey (BT_WALLET_*)',
     ]);
   }
