@@ -116,9 +116,11 @@ describe('A compile at shutdown', () => {
     await expiredTask('converting');
     const { repository, service } = replica();
     const lockTask = repository.lockTask.bind(repository);
-    // Taken just before the JSON lines file is renamed into place.
-    jest.spyOn(repository, 'lockTask').mockImplementationOnce((id, work) => {
-      service.onModuleDestroy();
+    // The second lock, taken just before the JSON lines file is renamed into place (the first
+    // looks for a complete dataset at the path: keepCompleteDataset).
+    let locks = 0;
+    jest.spyOn(repository, 'lockTask').mockImplementation((id, work) => {
+      if (++locks === 2) service.onModuleDestroy();
       return lockTask(id, work);
     });
 

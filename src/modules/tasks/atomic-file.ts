@@ -150,3 +150,22 @@ export function fileIdentity(path: string): Promise<string | undefined> {
 export async function removeIfUnchanged(path: string, identity: string): Promise<void> {
   if ((await fileIdentity(path)) === identity) await rm(path, { force: true });
 }
+
+/**
+ * Moves a file found where a writer is about to put its own to `<path>.replaced-<time>`, and
+ * answers where; undefined when there was none. For a file no record names: a dataset restored
+ * from a backup newer than the database, another deployment's on a shared DATA_DIR, or a crashed
+ * compile's. Renamed over, a complete dataset was lost without a word (a restore audit); set
+ * aside, an operator can put it back. The time is UTC, to the second, without colons.
+ */
+export async function setAside(path: string, now: Date): Promise<string | undefined> {
+  const stamp = now.toISOString().replace(/[-:]|\.\d+/g, '');
+  const aside = `${path}.replaced-${stamp}`;
+  try {
+    await rename(path, aside);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  return aside;
+}
