@@ -21,6 +21,12 @@ const corpus = generateCorpus({
 });
 /** A limit no answer here reaches. */
 const NO_LIMIT = Number.MAX_SAFE_INTEGER;
+/** Miner 1's answer checked, with no limit in the way. */
+const checkedFromMiner1 = (
+  entities: readonly unknown[],
+  matcher: Parameters<typeof checkAnswer>[2],
+  source: Parameters<typeof checkAnswer>[3],
+) => checkAnswer(minerOf(1), entities, matcher, source, NO_LIMIT);
 const xPosts = corpus.items.filter((item): item is XItem => item.source === 'X');
 const redditItems = corpus.items.filter((item): item is RedditItem => item.source === 'REDDIT');
 const everyXPost = compileQuery({ source: 'X' });
@@ -76,7 +82,7 @@ describe(checkAnswer.name, () => {
     };
     const entities = [tagged, tagged, untagged, misnamed].map(toWireEntity);
 
-    const answer = checkAnswer(minerOf(1), [...entities, null, 'junk'], matcher, 'x', NO_LIMIT);
+    const answer = checkedFromMiner1([...entities, null, 'junk'], matcher, 'x');
 
     expect(uris(answer.valid)).toEqual([tagged.uri]);
     expect(answer.droppedBy).toEqual({
@@ -115,13 +121,7 @@ describe(checkAnswer.name, () => {
   });
 
   it('converts the entities back to the items the miner stored', () => {
-    const answer = checkAnswer(
-      minerOf(1),
-      xPosts.slice(0, 5).map(toWireEntity),
-      everyXPost,
-      'x',
-      NO_LIMIT,
-    );
+    const answer = checkedFromMiner1(xPosts.slice(0, 5).map(toWireEntity), everyXPost, 'x');
 
     expect(answer.valid).toEqual(xPosts.slice(0, 5));
   });
@@ -138,7 +138,7 @@ describe(checkAnswer.name, () => {
       42,
     ];
 
-    const answer = checkAnswer(minerOf(1), entities, everyXPost, 'x', NO_LIMIT);
+    const answer = checkedFromMiner1(entities, everyXPost, 'x');
 
     expect(uris(answer.valid)).toEqual([good.uri]);
     expect(answer).toMatchObject({ returned: 7, dropped: 6 });
@@ -155,7 +155,7 @@ describe(checkAnswer.name, () => {
       { ...otherUrl, content: JSON.stringify({ ...record(otherUrl), url: good.uri }) },
     ];
 
-    const answer = checkAnswer(minerOf(1), entities, everyXPost, 'x', NO_LIMIT);
+    const answer = checkedFromMiner1(entities, everyXPost, 'x');
 
     expect(uris(answer.valid)).toEqual([good.uri]);
     expect(answer).toMatchObject({ returned: 4, dropped: 3 });
@@ -164,7 +164,7 @@ describe(checkAnswer.name, () => {
   it('drops entities of the other source', () => {
     const entities = [...redditItems.slice(0, 3), xPosts[0]].map(toWireEntity);
 
-    const answer = checkAnswer(minerOf(1), entities, everyXPost, 'x', NO_LIMIT);
+    const answer = checkedFromMiner1(entities, everyXPost, 'x');
 
     expect(uris(answer.valid)).toEqual([xPosts[0].uri]);
     expect(answer.dropped).toBe(3);
@@ -173,13 +173,7 @@ describe(checkAnswer.name, () => {
   it('drops an X record sent under the Reddit source id', () => {
     const disguised = { ...toWireEntity(xPosts[0]), source: 1 };
 
-    const answer = checkAnswer(
-      minerOf(1),
-      [disguised],
-      compileQuery({ source: 'REDDIT' }),
-      'reddit',
-      NO_LIMIT,
-    );
+    const answer = checkedFromMiner1([disguised], compileQuery({ source: 'REDDIT' }), 'reddit');
 
     expect(answer).toMatchObject({ valid: [], returned: 1, dropped: 1 });
   });
@@ -188,12 +182,10 @@ describe(checkAnswer.name, () => {
     const [post] = xPosts;
     const respelled = post.uri.replace('https://x.com/', 'https://twitter.com/') + '?s=20';
 
-    const answer = checkAnswer(
-      minerOf(1),
+    const answer = checkedFromMiner1(
       [post, { ...post, uri: respelled }].map(toWireEntity),
       everyXPost,
       'x',
-      NO_LIMIT,
     );
 
     expect(uris(answer.valid)).toEqual([post.uri]);
@@ -215,12 +207,10 @@ describe(checkAnswer.name, () => {
       end_date: '2026-11-21T00:00:00Z',
     });
 
-    const answer = checkAnswer(
-      minerOf(1),
+    const answer = checkedFromMiner1(
       [{ ...real, datetime: '2026-11-20T10:00:00.000Z' }].map(toWireEntity),
       range,
       'x',
-      NO_LIMIT,
     );
     const honest = checkAnswer(
       minerOf(2),
@@ -239,13 +229,7 @@ describe(checkAnswer.name, () => {
     script.uri = 'javascript:alert(1)//x.com/a/status/' + script.tweet.id;
     other.uri = `https://x.com/${other.user.username}/status/${good.tweet.id}`;
 
-    const answer = checkAnswer(
-      minerOf(1),
-      [good, script, other].map(toWireEntity),
-      everyXPost,
-      'x',
-      NO_LIMIT,
-    );
+    const answer = checkedFromMiner1([good, script, other].map(toWireEntity), everyXPost, 'x');
 
     expect(uris(answer.valid)).toEqual([good.uri]);
     expect(answer.dropped).toBe(2);
@@ -261,13 +245,7 @@ describe(checkAnswer.name, () => {
       tweet: { ...post.tweet, id },
     };
 
-    const answer = checkAnswer(
-      minerOf(1),
-      [post, padded].map(toWireEntity),
-      everyXPost,
-      'x',
-      NO_LIMIT,
-    );
+    const answer = checkedFromMiner1([post, padded].map(toWireEntity), everyXPost, 'x');
 
     expect(uris(answer.valid)).toEqual([post.uri]);
     expect(answer.dropped).toBe(1);
@@ -277,12 +255,10 @@ describe(checkAnswer.name, () => {
     const [first, second] = xPosts;
     const copy = toWireEntity({ ...first, text: `${first.text} (again)` });
 
-    const answer = checkAnswer(
-      minerOf(1),
+    const answer = checkedFromMiner1(
       [toWireEntity(first), toWireEntity(second), copy, toWireEntity(first)],
       everyXPost,
       'x',
-      NO_LIMIT,
     );
 
     expect(answer.valid).toEqual([first, second]);
@@ -294,13 +270,7 @@ describe(checkAnswer.name, () => {
     const bare = { ...post, id: post.id.replace(/^t3_/, '') };
     const matcher = compileQuery({ source: 'REDDIT' });
 
-    const answer = checkAnswer(
-      minerOf(1),
-      [post, bare].map(toWireEntity),
-      matcher,
-      'reddit',
-      NO_LIMIT,
-    );
+    const answer = checkedFromMiner1([post, bare].map(toWireEntity), matcher, 'reddit');
 
     expect(answer.valid).toEqual([post]);
     expect(answer.dropped).toBe(1);

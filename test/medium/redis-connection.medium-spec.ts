@@ -12,7 +12,7 @@ import {
 } from '../../src/common/redis/redis-connection';
 import { ResponseCache } from '../../src/common/redis/response-cache';
 import { testRedisPrefix, testRedisUrl } from '../support/test-app';
-import { startThrowawayRedis } from '../support/throwaway-servers';
+import { startThrowawayRedis, ThrowawayRedis } from '../support/throwaway-servers';
 import { until } from '../support/until';
 
 /**
@@ -26,6 +26,25 @@ describe('RedisConnection', () => {
     connections.push(connection);
     return connection;
   };
+
+  /** Runs `test` on a connection to a Redis of its own, started first, thawed and stopped after. */
+  const onThrowawayRedis = async (
+    test: (server: ThrowawayRedis, redis: RedisConnection) => Promise<void>,
+  ) => {
+    const server = await startThrowawayRedis();
+    try {
+      const redis = connect(server.url);
+      await redis.onModuleInit();
+      await test(server, redis);
+    } finally {
+      server.resume();
+      await server.stop();
+    }
+  };
+
+  /** Until ioredis says the connection is ready (which it does after a refused SELECT too). */
+  const connected = (redis: RedisConnection) =>
+    until(() => Promise.resolve(redis.client?.status === 'ready' || undefined), 10_000, 5);
 
   beforeEach(() => {
     jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
@@ -79,7 +98,7 @@ describe('RedisConnection', () => {
     const url = new URL(testRedisUrl());
     url.pathname = '/99999';
     const redis = connect(url.toString());
-    await until(() => Promise.resolve(redis.client?.status === 'ready' || undefined), 5000);
+    await connected(redis);
     await expect(redis.onModuleInit()).rejects.toThrow(
       'Startup failed: REDIS_URL cannot be used: ERR DB index is out of range',
     );
@@ -87,63 +106,55 @@ describe('RedisConnection', () => {
 
   // The rest's timer, asking again while Redis was down, pushed the rest's end on: after every
   // restart a replica counted in memory up to 2 s more (a review).
-  it('uses Redis again as soon as it reconnects after an outage longer than a rest', async () => {
-    const server = await startThrowawayRedis();
-    try {
-      const redis = connect(server.url);
-      await redis.onModuleInit();
-      await server.stop();
-      await redis.client!.get('key').catch((error: Error) => redis.failed(error.message));
-      // Several of the timer's turns while Redis is down.
-      await sleep(2 * REDIS_REST_MS + 500);
-      await server.start();
-      await until(() => Promise.resolve(redis.client?.status === 'ready' || undefined), 10_000, 5);
-      await sleep(200);
-      expect(redis.ready()).toBe(redis.client);
-    } finally {
-      await server.stop();
-    }
-  }, 20_000);
+  it(
+    'uses Redis again as soon as it reconnects after an outage longer than a rest',
+    () =>
+      onThrowawayRedis(async (server, redis) => {
+        await server.stop();
+        await redis.client!.get('key').catch((error: Error) => redis.failed(error.message));
+        // Several of the timer's turns while Redis is down.
+        await sleep(2 * REDIS_REST_MS + 500);
+        await server.start();
+        await connected(redis);
+        await sleep(200);
+        expect(redis.ready()).toBe(redis.client);
+      }),
+    20_000,
+  );
 
   // ioredis' default sent a dropped connection's unanswered commands again on the next one,
   // those that had timed out too: a rate-limit script ran twice (a Redis faults audit).
-  it('never sends again, on a new connection, a command that timed out on the dropped one', async () => {
-    const server = await startThrowawayRedis();
-    try {
-      const redis = connect(server.url);
-      await redis.onModuleInit();
-      server.pause();
-      await expect(redis.client!.incr('sent-once')).rejects.toThrow('Command timed out');
-      // The paused server dies with the command unread; a fresh one takes the port.
-      await server.stop();
-      await server.start();
-      await until(() => Promise.resolve(redis.client?.status === 'ready' || undefined), 10_000);
-      await sleep(300);
-      expect(await redis.client!.get('sent-once')).toBeNull();
-    } finally {
-      server.resume();
-      await server.stop();
-    }
-  }, 20_000);
+  it(
+    'never sends again, on a new connection, a command that timed out on the dropped one',
+    () =>
+      onThrowawayRedis(async (server, redis) => {
+        server.pause();
+        await expect(redis.client!.incr('sent-once')).rejects.toThrow('Command timed out');
+        // The paused server dies with the command unread; a fresh one takes the port.
+        await server.stop();
+        await server.start();
+        await connected(redis);
+        await sleep(300);
+        expect(await redis.client!.get('sent-once')).toBeNull();
+      }),
+    20_000,
+  );
 
   // A replica idle when a hang clears (out of rotation, a quiet hour) rested until its next
   // request, which was then counted in this process, with the whole burst it came in.
-  it('asks with a PING when a rest is over, without waiting for a request', async () => {
-    const server = await startThrowawayRedis();
-    try {
-      const redis = connect(server.url);
-      await redis.onModuleInit();
-      server.pause();
-      await redis.client!.get('key').catch((error: Error) => redis.failed(error.message));
-      server.resume();
-      // Neither ready() nor problem() is called meanwhile: nothing but the rest's end asks.
-      await sleep(REDIS_REST_MS + 500);
-      expect(redis.ready()).toBe(redis.client);
-    } finally {
-      server.resume();
-      await server.stop();
-    }
-  }, 20_000);
+  it(
+    'asks with a PING when a rest is over, without waiting for a request',
+    () =>
+      onThrowawayRedis(async (server, redis) => {
+        server.pause();
+        await redis.client!.get('key').catch((error: Error) => redis.failed(error.message));
+        server.resume();
+        // Neither ready() nor problem() is called meanwhile: nothing but the rest's end asks.
+        await sleep(REDIS_REST_MS + 500);
+        expect(redis.ready()).toBe(redis.client);
+      }),
+    20_000,
+  );
 
   // Under the request whose command met the failure first, it read as that request's trouble.
   it("says a command failed as the process's line, not the request's", async () => {
@@ -232,33 +243,30 @@ describe('RedisConnection', () => {
   // A hang that clears while the replica is idle (out of rotation, only scraped): the first
   // scrape and system-status after the rest said "not used" while the PING they sent was about
   // to be answered. Asking once the rest is over waits for that PING (within a command's bound).
-  it('answers from the PING once a hang cleared and the rest is over, and says resting before', async () => {
-    const server = await startThrowawayRedis();
-    try {
-      const redis = connect(server.url);
-      await redis.onModuleInit();
-      server.pause();
-      const started = Date.now();
-      await redis.client!.get('key').catch((error: Error) => redis.failed(error.message));
-      expect(Date.now() - started).toBeLessThan(REDIS_COMMAND_TIMEOUT_MS + 1000);
-      expect(await redis.problem()).toMatch(/^not used after a failed command: resting/);
+  it(
+    'answers from the PING once a hang cleared and the rest is over, and says resting before',
+    () =>
+      onThrowawayRedis(async (server, redis) => {
+        server.pause();
+        const started = Date.now();
+        await redis.client!.get('key').catch((error: Error) => redis.failed(error.message));
+        expect(Date.now() - started).toBeLessThan(REDIS_COMMAND_TIMEOUT_MS + 1000);
+        expect(await redis.problem()).toMatch(/^not used after a failed command: resting/);
 
-      // Still hung once the rest is over: the answer waits for the PING, at most a command's
-      // bound, and says it went unanswered.
-      await sleep(REDIS_REST_MS);
-      const asked = Date.now();
-      expect(await redis.problem()).toMatch(/PING .*not answered.*resting/);
-      expect(Date.now() - asked).toBeLessThan(REDIS_COMMAND_TIMEOUT_MS + 500);
+        // Still hung once the rest is over: the answer waits for the PING, at most a command's
+        // bound, and says it went unanswered.
+        await sleep(REDIS_REST_MS);
+        const asked = Date.now();
+        expect(await redis.problem()).toMatch(/PING .*not answered.*resting/);
+        expect(Date.now() - asked).toBeLessThan(REDIS_COMMAND_TIMEOUT_MS + 500);
 
-      server.resume();
-      await sleep(REDIS_REST_MS + 200);
-      expect(await redis.problem()).toBeUndefined();
-      expect(redis.ready()).toBe(redis.client);
-    } finally {
-      server.resume();
-      await server.stop();
-    }
-  }, 20_000);
+        server.resume();
+        await sleep(REDIS_REST_MS + 200);
+        expect(await redis.problem()).toBeUndefined();
+        expect(redis.ready()).toBe(redis.client);
+      }),
+    20_000,
+  );
 
   // ioredis retries every few hundred ms: one warning per outage, not one per attempt, and a
   // second outage is told as the first was.

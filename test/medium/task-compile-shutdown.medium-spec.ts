@@ -1,12 +1,8 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readdirSync } from 'node:fs';
 import { Logger } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { DatasetParquetService } from '../../src/modules/tasks/dataset-parquet.service';
 import { datasetsDirectory } from '../../src/modules/tasks/dataset-path';
-import { insertExpiredTask, lifecycleReplica } from '../support/expired-tasks';
-import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
+import { compileFixture, insertExpiredTask, lifecycleReplica } from '../support/expired-tasks';
 
 const T0 = Date.parse('2026-11-20T00:00:00Z');
 // Three pages of the compile's 1000.
@@ -20,17 +16,16 @@ const ITEMS = 2500;
  * whole after the restart.
  */
 describe('A compile at shutdown', () => {
-  let medium: MediumDatabase;
-  let database: DataSource;
-  let dataDir: string;
+  const fixture = compileFixture('taskcompileshutdown');
 
-  const replica = () => lifecycleReplica(database, dataDir, () => new Date(T0 + 60_000));
+  const replica = () =>
+    lifecycleReplica(fixture.database, fixture.dataDir, () => new Date(T0 + 60_000));
   /** An expired Reddit task with ITEMS stored items, collected up to its expiry. */
-  const expiredTask = (id: string) => insertExpiredTask(database, id, T0, ITEMS, 1000);
+  const expiredTask = (id: string) => insertExpiredTask(fixture.database, id, T0, ITEMS, 1000);
 
   const recorded = async (id: string) =>
     (
-      await database.query<
+      await fixture.database.query<
         {
           state: string;
           compile_attempts: number;
@@ -44,7 +39,7 @@ describe('A compile at shutdown', () => {
         [id],
       )
     )[0];
-  const filesOnDisk = () => readdirSync(datasetsDirectory(dataDir)).sort();
+  const filesOnDisk = () => readdirSync(datasetsDirectory(fixture.dataDir)).sort();
 
   /** Left `compiling` as it was, no failure counted; after a restart, compiled whole. */
   const expectCompiledAfterRestart = async (id: string) => {
@@ -70,22 +65,6 @@ describe('A compile at shutdown', () => {
       `${id}.parquet`,
     ]);
   };
-
-  beforeAll(async () => {
-    medium = await openMediumDatabase({ own: 'taskcompileshutdown' });
-    database = medium.dataSource;
-  });
-  afterAll(() => medium.close());
-  beforeEach(() => {
-    dataDir = mkdtempSync(join(tmpdir(), 'task-compile-shutdown-'));
-    for (const level of ['log', 'warn', 'error'] as const)
-      jest.spyOn(Logger.prototype, level).mockImplementation(() => undefined);
-  });
-  afterEach(async () => {
-    jest.restoreAllMocks();
-    rmSync(dataDir, { recursive: true, force: true });
-    await database.query('DELETE FROM scraping_tasks');
-  });
 
   it('reads no further page once the service is stopping, and writes no file', async () => {
     await expiredTask('paging');
@@ -148,7 +127,9 @@ describe('A compile at shutdown', () => {
     expect(filesOnDisk()).toEqual(['stopped.jsonl.gz']);
 
     // The last attempt allowed fails before it renames a file.
-    await database.query(`UPDATE scraping_tasks SET compile_attempts = 2 WHERE id = 'stopped'`);
+    await fixture.database.query(
+      `UPDATE scraping_tasks SET compile_attempts = 2 WHERE id = 'stopped'`,
+    );
     const last = replica();
     jest.spyOn(last.repository, 'itemsPage').mockRejectedValue(new Error('EIO: i/o error'));
     const failed = await last.service.compileExpired();

@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Clock } from '../../src/common/clock/clock';
 import { JobRunner } from '../../src/common/jobs/job-runner';
@@ -8,6 +12,7 @@ import { DatasetParquetService } from '../../src/modules/tasks/dataset-parquet.s
 import { TaskLifecycleRepository } from '../../src/modules/tasks/task-lifecycle.repository';
 import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
 import { redditComment } from './items';
+import { MediumDatabase, openMediumDatabase } from './medium-database';
 
 /**
  * A replica's lifecycle service on DATA_DIR `dataDir` at the time `now()` gives, with its
@@ -65,4 +70,36 @@ export async function insertExpiredTask(
       items.map((item) => JSON.stringify(item)),
     ],
   );
+}
+
+/** What a compile spec runs on: its own database, and a DATA_DIR of each test's own. */
+export interface CompileFixture {
+  database: DataSource;
+  dataDir: string;
+}
+
+/**
+ * Sets up a compile spec: a database of its own (`own`), a fresh DATA_DIR for each test, the
+ * lifecycle's log lines silenced (spied on, for the tests to read), and the tasks deleted after
+ * each test. Call at the top of a describe; read the fields inside its tests.
+ */
+export function compileFixture(own: string): CompileFixture {
+  let medium: MediumDatabase;
+  const fixture = {} as CompileFixture;
+  beforeAll(async () => {
+    medium = await openMediumDatabase({ own });
+    fixture.database = medium.dataSource;
+  });
+  afterAll(() => medium.close());
+  beforeEach(() => {
+    fixture.dataDir = mkdtempSync(join(tmpdir(), `${own}-`));
+    for (const level of ['log', 'warn', 'error'] as const)
+      jest.spyOn(Logger.prototype, level).mockImplementation(() => undefined);
+  });
+  afterEach(async () => {
+    jest.restoreAllMocks();
+    rmSync(fixture.dataDir, { recursive: true, force: true });
+    await fixture.database.query('DELETE FROM scraping_tasks');
+  });
+  return fixture;
 }
