@@ -1,4 +1,4 @@
-import { readFile, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
@@ -10,7 +10,6 @@ import {
   fileIdentity,
   removeIfUnchanged,
   RenameRefused,
-  setAside,
   RenameWith,
   WriteStopped,
 } from './atomic-file';
@@ -19,15 +18,8 @@ import { compileFailureReason, ItemConversionError } from './compile-failure';
 import { parquetPathBeside } from './dataset-parquet';
 import { datasetPath } from './dataset-path';
 import { DatasetParquetService } from './dataset-parquet.service';
-import {
-  DatasetManifest,
-  DatasetRow,
-  manifestPathOf,
-  sha256OnDisk,
-  sizeOnDisk,
-  writeJsonLines,
-  writeManifest,
-} from './dataset-writer';
+import { setAsideCompleteDataset } from './complete-dataset';
+import { DatasetRow, manifestPathOf, writeJsonLines, writeManifest } from './dataset-writer';
 import { TaskRow } from './task.types';
 import { TaskLifecycleRepository, TaskLock } from './task-lifecycle.repository';
 
@@ -229,34 +221,15 @@ export class TaskCompiler {
    * left them (one given up at shutdown, or killed): none completes it any more. A failure to
    * remove is logged: the files stay, as they did before any removal.
    */
-  /**
-   * Sets aside (setAside) a complete dataset of this task found where the compile will write:
-   * its manifest names the task, and the JSON lines file beside it has the manifest's size and
-   * SHA-256. A compiling task records no dataset, so such a one is a dataset restored from a
-   * backup newer than the database, or another deployment's on a shared DATA_DIR: the compile
-   * from the older items renamed over it without a word, and its rows were lost (a restore
-   * audit: 695 rows replaced by 298). Anything else there (a crashed attempt's files) is
-   * written over as before.
-   */
+  /** setAsideCompleteDataset, said: an operator finds the files it moved by the line. */
   private async keepCompleteDataset(taskId: string, path: string): Promise<void> {
-    const manifestPath = manifestPathOf(path);
-    const manifest = await readFile(manifestPath, 'utf8').then(
-      (text) => JSON.parse(text) as Partial<DatasetManifest>,
-      () => undefined,
-    );
-    if (manifest?.task_id !== taskId || (await sizeOnDisk(path)) !== manifest.bytes) return;
-    if ((await sha256OnDisk(path)) !== manifest.sha256) return;
-    const now = this.clock.now();
-    const kept: string[] = [];
-    for (const file of [path, parquetPathBeside(path), manifestPath]) {
-      const aside = await setAside(file, now);
-      if (aside) kept.push(basename(aside));
-    }
-    this.logger.warn(
-      { task_id: taskId },
-      `task ${taskId}: a complete dataset of it (${manifest.rows} rows) was at ${path}, recorded by ` +
-        `no task (restored from a backup newer than the database, or another deployment's): kept as ${kept.join(', ')}`,
-    );
+    const aside = await setAsideCompleteDataset(taskId, path, this.clock.now());
+    if (aside)
+      this.logger.warn(
+        { task_id: taskId },
+        `task ${taskId}: a complete dataset of it (${aside.rows} rows) was at ${path}, recorded by ` +
+          `no task (restored from a backup newer than the database, or another deployment's): kept as ${aside.kept.join(', ')}`,
+      );
   }
 
   private async discard(
