@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { StartupError } from '../common/lifecycle/startup-failure';
+import { errorCode } from '../common/files/error-code';
 
 /**
  * How long the check waits for DATA_DIR's file system: a healthy one, a network share included,
@@ -85,7 +86,7 @@ function runProbe(args: string[], answerWithinMs: number): Promise<string | unde
     }, answerWithinMs);
     child.on('error', (error: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      resolve(`the check could not run: ${error.code ?? error.message}`);
+      resolve(`the check could not run: ${errorCode(error)}`);
     });
     child.on('close', (code) => {
       clearTimeout(timer);

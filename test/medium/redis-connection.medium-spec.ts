@@ -156,6 +156,17 @@ describe('RedisConnection', () => {
     20_000,
   );
 
+  // Unref'd, it held nothing; still, a shut-down connection has no PING to send (a review).
+  it('arms no rest timer once shut down, a failure after included', async () => {
+    const redis = connect();
+    await redis.onModuleInit();
+    redis.failed('Connection is closed.');
+    await redis.onApplicationShutdown();
+    redis.failed('Connection is closed.');
+    // The timer is private: read as the test's own view of it.
+    expect((redis as unknown as { restTimer?: NodeJS.Timeout }).restTimer).toBeUndefined();
+  });
+
   // Under the request whose command met the failure first, it read as that request's trouble.
   it("says a command failed as the process's line, not the request's", async () => {
     const redis = connect();

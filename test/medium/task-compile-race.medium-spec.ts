@@ -194,6 +194,8 @@ describe('Two compiles of one task', () => {
     const lockTask = a.repository.lockTask.bind(a.repository);
     jest
       .spyOn(a.repository, 'lockTask')
+      // Its look for a complete dataset at the path (keepCompleteDataset), then its two renames.
+      .mockImplementationOnce(lockTask)
       .mockImplementationOnce(lockTask)
       .mockImplementationOnce(lockTask)
       // Before A renames its manifest: its JSON lines and Parquet files are in place. B's

@@ -44,6 +44,26 @@ describe('A compile over a complete dataset no task records', () => {
     );
   });
 
+  // An earlier attempt's complete dataset never recorded (killed before `completed`), or another
+  // replica's: set aside, then found the same bytes as the new one, and removed (a review: the
+  // copies stayed for good beside a warning to put them back).
+  it('removes what it set aside once its own dataset turns out the same bytes', async () => {
+    await insertExpiredTask(fixture.database, 'again', T0, 300, 1000);
+    expect(await replica().service.compileExpired()).toBe(1);
+    await fixture.database.query('DELETE FROM scraping_tasks');
+    await insertExpiredTask(fixture.database, 'again', T0, 300, 1000);
+    expect(await replica().service.compileExpired()).toBe(1);
+    expect(filesOnDisk()).toEqual([
+      'again.jsonl.gz',
+      'again.jsonl.gz.manifest.json',
+      'again.parquet',
+    ]);
+    expect(Logger.prototype.log).toHaveBeenCalledWith(
+      { task_id: 'again' },
+      'task again: the dataset set aside before this compile held the same bytes: removed',
+    );
+  });
+
   // A crashed attempt's file, or one no manifest vouches for, is written over as before.
   it('writes over a file at its path that no manifest of the task vouches for', async () => {
     await insertExpiredTask(fixture.database, 'leftover', T0, 120, 1000);

@@ -240,8 +240,11 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
     this.restTimer = setTimeout(() => {
       this.restTimer = undefined;
       if (this.restUntil === 0 || this.closing) return;
-      // Not connected, or a timer a moment early: asked again later, never at once.
-      if (!this.probe()) this.probeAfterRest(Math.max(this.restUntil - Date.now(), REDIS_REST_MS));
+      if (this.probe()) return;
+      // Not connected: asked again a rest later. Connected, the timer ran a moment early (libuv's
+      // clock is not Date.now()): the moment left, not a whole rest more (a review saw 4 s).
+      const connected = this.client?.status === 'ready';
+      this.probeAfterRest(connected ? Math.max(1, this.restUntil - Date.now()) : REDIS_REST_MS);
     }, delayMs);
     this.restTimer.unref();
   }
@@ -277,6 +280,7 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     this.closing = true;
     clearTimeout(this.restTimer);
+    this.restTimer = undefined;
     this.stalls?.stop();
     await this.client?.quit().catch(() => this.client?.disconnect());
   }

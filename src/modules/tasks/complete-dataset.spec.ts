@@ -36,11 +36,12 @@ describe(setAsideCompleteDataset.name, () => {
     writeDataset(vouching);
     expect(await setAsideCompleteDataset('tao-x', path, NOW)).toEqual({
       rows: 2,
+      sha256: vouching.sha256,
       kept: [
         'tao-x.jsonl.gz.replaced-20261206T164005Z',
         'tao-x.parquet.replaced-20261206T164005Z',
         'tao-x.jsonl.gz.manifest.json.replaced-20261206T164005Z',
-      ],
+      ].map((name) => join(directory, name)),
     });
     expect(readdirSync(directory)).toHaveLength(3);
   });
@@ -52,9 +53,12 @@ describe(setAsideCompleteDataset.name, () => {
     ["another task's manifest", { ...vouching, task_id: 'btc-x' }],
     ['a manifest of another size', { ...vouching, bytes: 5 }],
     ['a manifest of other bytes', { ...vouching, sha256: '0'.repeat(64) }],
+    // undefined === undefined passed both checks, and the manifest alone was set aside.
+    ['a manifest without size and hash, and no file', { task_id: 'tao-x', rows: 2 }],
   ])('leaves the files where they are with %s', async (_case, manifest) => {
     if (manifest === undefined) writeFileSync(path, 'rows');
     else writeDataset(manifest);
+    if (_case.endsWith('no file')) rmSync(path);
     const before = readdirSync(directory).sort();
     expect(await setAsideCompleteDataset('tao-x', path, NOW)).toBeUndefined();
     expect(readdirSync(directory).sort()).toEqual(before);

@@ -18,7 +18,7 @@ import { compileFailureReason, ItemConversionError } from './compile-failure';
 import { parquetPathBeside } from './dataset-parquet';
 import { datasetPath } from './dataset-path';
 import { DatasetParquetService } from './dataset-parquet.service';
-import { setAsideCompleteDataset } from './complete-dataset';
+import { dropSameAside, keepCompleteDataset } from './complete-dataset';
 import { DatasetRow, manifestPathOf, writeJsonLines, writeManifest } from './dataset-writer';
 import { TaskRow } from './task.types';
 import { TaskLifecycleRepository, TaskLock } from './task-lifecycle.repository';
@@ -122,9 +122,9 @@ export class TaskCompiler {
           if (identity !== undefined) written.set(file, identity);
         });
     try {
-      await this.repository.lockTask(task.id, async (lock) => {
+      const aside = await this.repository.lockTask(task.id, async (lock) => {
         if (lock.state !== 'compiling') throw new NoLongerCompilingError();
-        await this.keepCompleteDataset(task.id, path);
+        return keepCompleteDataset(this.logger, task.id, path, this.clock.now());
       });
       const jsonl = await writeJsonLines(path, this.pages(task.id), renameOwn(path));
       const parquet = await this.parquet.tryWrite(task, jsonl, {
@@ -160,6 +160,7 @@ export class TaskCompiler {
         `task ${task.id}: dataset of ${jsonl.rows} rows, ${jsonl.bytes} bytes, sha256 ${jsonl.sha256}` +
           (dataset.parquet ? `; Parquet ${dataset.parquet.bytes} bytes` : ''),
       );
+      if (aside?.sha256 === jsonl.sha256) await dropSameAside(this.logger, task.id, aside);
       return true;
     } catch (error) {
       if (error instanceof WriteStopped) {
@@ -221,17 +222,6 @@ export class TaskCompiler {
    * left them (one given up at shutdown, or killed): none completes it any more. A failure to
    * remove is logged: the files stay, as they did before any removal.
    */
-  /** setAsideCompleteDataset, said: an operator finds the files it moved by the line. */
-  private async keepCompleteDataset(taskId: string, path: string): Promise<void> {
-    const aside = await setAsideCompleteDataset(taskId, path, this.clock.now());
-    if (aside)
-      this.logger.warn(
-        { task_id: taskId },
-        `task ${taskId}: a complete dataset of it (${aside.rows} rows) was at ${path}, recorded by ` +
-          `no task (restored from a backup newer than the database, or another deployment's): kept as ${aside.kept.join(', ')}`,
-      );
-  }
-
   private async discard(
     taskId: string,
     path: string,

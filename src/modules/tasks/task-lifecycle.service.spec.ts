@@ -661,7 +661,10 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
   it('renames nothing over the files in place once the task is no longer compiling', async () => {
     const { service, repository, parquet } = compiling([], dataDir);
     writingParquet(parquet);
-    repository.lockTask.mockImplementation((_id, work) => work({ state: 'completed' } as TaskLock));
+    // Compiling when it looks for a complete dataset at the path, completed once it has paged.
+    repository.lockTask
+      .mockImplementationOnce((_id, work) => work({ state: 'compiling' } as TaskLock))
+      .mockImplementation((_id, work) => work({ state: 'completed' } as TaskLock));
     const path = datasetPath(dataDir, COMPILED_TASK.id);
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, 'the other replica');

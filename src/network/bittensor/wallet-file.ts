@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { hexToU8a, isHex, u8aToHex } from '@polkadot/util';
 import { createFileOnce } from '../../common/files/create-file-once';
 import { KeyError, Sr25519Keypair } from './keypair';
+import { errorCode } from '../../common/files/error-code';
 
 /**
  * Bittensor wallet hotkey files as btwallet writes them
@@ -37,9 +38,9 @@ export function readWalletHotkey(path: string): Sr25519Keypair {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    const code = errorCode(error);
     throw new WalletFileError(
-      code === 'ENOENT' ? `no hotkey file at ${path}` : `cannot read ${path} (${code ?? 'error'})`,
+      code === 'ENOENT' ? `no hotkey file at ${path}` : `cannot read ${path} (${code})`,
     );
   }
   return parseWalletHotkey(text, path);
