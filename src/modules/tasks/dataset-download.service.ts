@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import type { Stats } from 'node:fs';
 import { FileHandle, open as openFile } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { basename } from 'node:path';
@@ -27,6 +29,7 @@ import { datasetFileHere } from './dataset-path';
 import { DatasetParquetService, ParquetBusyError } from './dataset-parquet.service';
 import { RecordedParquetFile, sizeOnDisk } from './dataset-writer';
 import { recordedBytes } from './recorded-bytes';
+import { Verdict, VerifiedFiles } from './verified-files';
 import { DATASET_CONTENT_TYPES } from './task.mapper';
 import { CompletedTask, DatasetFormat, isCompleted } from './task.types';
 import { quotedId } from './quoted-id';
@@ -47,6 +50,9 @@ export function parquetUnavailable(id: string): string {
 export function fileMissing(id: string): string {
   return `The dataset file of task ${quotedId(id)} is missing on this server`;
 }
+
+/** A file this small is one read: hashed before it is answered (verdictOf). */
+const HASHED_BEFORE_ANSWER_BYTES = 64 * 1024;
 
 /** Retry-After of parquetBusy: a few seconds per 20,000 rows per conversion ahead of it. */
 export const PARQUET_BUSY_RETRY_AFTER_SECONDS = 10;
@@ -110,6 +116,7 @@ type RecordedFile = { file: string; bytes: number };
 @Injectable()
 export class DatasetDownloadService {
   private readonly logger = new Logger(DatasetDownloadService.name);
+  private readonly verified = new VerifiedFiles();
 
   constructor(
     private readonly tasks: TasksService,
@@ -161,7 +168,7 @@ export class DatasetDownloadService {
     // Opened before answering: a read stream opens its file after the headers are set, and one
     // deleted (or unreadable) in between was answered 400 'Bad Request' in text/plain by Nest's
     // stream error handler, or cut off after the headers were sent.
-    const handle = await this.openRecorded(served, id);
+    const { handle, info } = await this.openRecorded(served, id);
     const refusal = preconditionRefused(conditions, validators, now);
     if (refusal) {
       await handle.close();
@@ -191,20 +198,33 @@ export class DatasetDownloadService {
     // the file, it ends one more (empty) read later, and a client that closes on the last byte
     // (curl does) often closed before the response was ended, which was then logged and counted
     // as unanswered (found by a README audit: 23 of 83 complete downloads).
+    const key = this.verified.keyOf(info, sha256);
+    // Known from an earlier download: 'recorded' spares this one the hash.
+    const known = this.verified.verdictOf(key);
+    const verdict = known ?? (await this.hashedBeforeAnswer(key, handle, length, sha256));
+    if (verdict === 'other') {
+      await handle.close();
+      this.logger.warn(
+        { task_id: id },
+        `task ${id}: ${served.file} holds other bytes than the SHA-256 recorded names: answered as missing`,
+      );
+      throw new ServiceUnavailableException(fileMissing(id));
+    }
     const stream = handle.createReadStream(length > 0 ? { start: 0, end: length - 1 } : {});
-    const file = new StreamableFile(recordedBytes(stream, length, sha256), headers).setErrorHandler(
-      (error, response) => {
-        this.logger.warn(
-          { task_id: id },
-          `task ${id}: ${basename(served.file)} could not be sent whole (${error.message}): connection closed`,
-        );
-        // Closed, not ended: an ended response looks complete, and a client on a kept-alive
-        // connection waits for the missing bytes until the server's keep-alive timeout. Closed,
-        // the client sees the download broken off (curl: a partial file); before any byte, an
-        // empty reply, where Nest's default answered 400 'Bad Request' in text/plain.
-        if (!response.destroyed) response.destroy?.();
-      },
+    const checked = recordedBytes(stream, length, known ? null : sha256, (recorded) =>
+      this.verified.record(key, recorded ? 'recorded' : 'other'),
     );
+    const file = new StreamableFile(checked, headers).setErrorHandler((error, response) => {
+      this.logger.warn(
+        { task_id: id },
+        `task ${id}: ${basename(served.file)} could not be sent whole (${error.message}): connection closed`,
+      );
+      // Closed, not ended: an ended response looks complete, and a client on a kept-alive
+      // connection waits for the missing bytes until the server's keep-alive timeout. Closed,
+      // the client sees the download broken off (curl: a partial file); before any byte, an
+      // empty reply, where Nest's default answered 400 'Bad Request' in text/plain.
+      if (!response.destroyed) response.destroy?.();
+    });
     return { status: 200, ...validators, file };
   }
 
@@ -265,11 +285,36 @@ export class DatasetDownloadService {
   }
 
   /**
-   * The file opened for reading, or the 503 of a missing file when it cannot be, or when the
-   * file opened is not of the recorded size: one replaced between the check by path and the open
-   * was sent with the recorded Content-Length, cut short or with bytes left out.
+   * A file of one read's size, hashed before it is answered: streamed, its bytes were all held
+   * back until the hash was known, and a client of other bytes got an empty reply where the 503
+   * of a missing file could still be sent (a downloads audit). Undefined for a larger file: its
+   * stream hashes it (recordedBytes). Its stream hashes a small one again too, at no cost worth
+   * sparing: it may change between the two reads.
    */
-  private async openRecorded(recorded: RecordedFile, id: string): Promise<FileHandle> {
+  private async hashedBeforeAnswer(
+    key: string,
+    handle: FileHandle,
+    length: number,
+    sha256: string,
+  ): Promise<Verdict | undefined> {
+    if (length > HASHED_BEFORE_ANSWER_BYTES) return undefined;
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(length), 0, length, 0);
+    const digest = createHash('sha256').update(buffer.subarray(0, bytesRead)).digest('hex');
+    const verdict: Verdict = digest === sha256 ? 'recorded' : 'other';
+    this.verified.record(key, verdict);
+    return verdict;
+  }
+
+  /**
+   * The file opened for reading, with what it is on disk, or the 503 of a missing file when it
+   * cannot be, or when the file opened is not of the recorded size: one replaced between the
+   * check by path and the open was sent with the recorded Content-Length, cut short or with
+   * bytes left out.
+   */
+  private async openRecorded(
+    recorded: RecordedFile,
+    id: string,
+  ): Promise<{ handle: FileHandle; info: Stats }> {
     let handle: FileHandle;
     try {
       handle = await openFile(recorded.file, 'r');
@@ -281,12 +326,9 @@ export class DatasetDownloadService {
       throw new ServiceUnavailableException(fileMissing(id));
     }
     try {
-      const size = await handle.stat().then(
-        (info) => info.size,
-        () => undefined,
-      );
-      this.refuseOtherSize(size, recorded, id);
-      return handle;
+      const info = await handle.stat().catch(() => undefined);
+      this.refuseOtherSize(info?.size, recorded, id);
+      return { handle, info: info! };
     } catch (error) {
       await handle.close();
       throw error;

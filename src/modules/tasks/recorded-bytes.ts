@@ -20,7 +20,9 @@ export class OtherBytesError extends Error {
 
 /**
  * `source`'s bytes, failing where they are not the file recorded: with CutShortError where it
- * ends before `expected` bytes, with OtherBytesError when its SHA-256 is not `sha256`. A file
+ * ends before `expected` bytes, with OtherBytesError when its SHA-256 is not `sha256` (not
+ * hashed when null: a file this process found whole already, VerifiedFiles; `onHashed` says
+ * what the hash found). A file
  * cut short in place while it is read (its size checked, then truncated) ends early without an
  * error, and a response piped from it was ended as if complete, short of its Content-Length. A
  * file changed in place, its size kept (a flipped bit, a disk's rot), was sent whole under the
@@ -29,13 +31,19 @@ export class OtherBytesError extends Error {
  * download is broken off short. Joined by `pipeline`: a read error fails the stream returned,
  * and that stream destroyed (its client gone) destroys `source`, which closes the file.
  */
-export function recordedBytes(source: Readable, expected: number, sha256: string): Readable {
+export function recordedBytes(
+  source: Readable,
+  expected: number,
+  sha256: string | null,
+  onHashed: (recorded: boolean) => void = () => undefined,
+): Readable {
   let passed = 0;
   let held: Buffer | undefined;
-  const hash = createHash('sha256');
+  const hash = sha256 === null ? undefined : createHash('sha256');
   const checked = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       passed += chunk.length;
+      if (!hash) return callback(null, chunk);
       hash.update(chunk);
       const previous = held;
       held = chunk;
@@ -43,7 +51,9 @@ export function recordedBytes(source: Readable, expected: number, sha256: string
     },
     flush(callback) {
       if (passed < expected) return callback(new CutShortError(passed, expected));
+      if (!hash) return callback();
       const actual = hash.digest('hex');
+      onHashed(actual === sha256);
       if (actual !== sha256) return callback(new OtherBytesError(actual));
       callback(null, held);
     },
