@@ -116,7 +116,9 @@ async function main(): Promise<void> {
         file,
         bytes,
         plainMs: await readMs(path, (at) => createReadStream(at)),
-        checkedMs: await readMs(path, (at) => recordedBytes(createReadStream(at), bytes, sha256)),
+        checkedMs: await readMs(path, (at) =>
+          recordedBytes(createReadStream(at), bytes, { sha256, onHashed: () => undefined }),
+        ),
       });
     }
   } finally {

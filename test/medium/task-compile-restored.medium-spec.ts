@@ -30,11 +30,9 @@ describe('A compile over a complete dataset no task records', () => {
     expect(await replica().service.compileExpired()).toBe(1);
 
     const aside = filesOnDisk().filter((name) => name.includes('.replaced-'));
-    expect(aside.map((name) => name.replace(/\.replaced-\d{8}T\d{6}Z$/, '')).sort()).toEqual([
-      'restored.jsonl.gz',
-      'restored.jsonl.gz.manifest.json',
-      'restored.parquet',
-    ]);
+    expect(
+      aside.map((name) => name.replace(/\.replaced-\d{8}T\d{6}Z-[0-9a-f]{8}$/, '')).sort(),
+    ).toEqual(['restored.jsonl.gz', 'restored.jsonl.gz.manifest.json', 'restored.parquet']);
     const keptJsonl = aside.find((name) => name.startsWith('restored.jsonl.gz.replaced-'))!;
     expect(readFileSync(join(datasetsDirectory(fixture.dataDir), keptJsonl))).toEqual(complete);
     expect(readFileSync(datasetPath(fixture.dataDir, 'restored'))).not.toEqual(complete);

@@ -156,11 +156,13 @@ export async function removeIfUnchanged(path: string, identity: string): Promise
  * answers where; undefined when there was none. For a file no record names: a dataset restored
  * from a backup newer than the database, another deployment's on a shared DATA_DIR, or a crashed
  * compile's. Renamed over, a complete dataset was lost without a word (a restore audit); set
- * aside, an operator can put it back. The time is UTC, to the second, without colons.
+ * aside, an operator can put it back. The name is the UTC time, to the second, without colons,
+ * and a random part: a rename replaces what has the name, and two set-asides in one second (two
+ * compiles of one task) lost the first copy (a review).
  */
 export async function setAside(path: string, now: Date): Promise<string | undefined> {
   const stamp = now.toISOString().replace(/[-:]|\.\d+/g, '');
-  const aside = `${path}.replaced-${stamp}`;
+  const aside = `${path}.replaced-${stamp}-${randomUUID().slice(0, 8)}`;
   try {
     await rename(path, aside);
   } catch (error) {

@@ -1,4 +1,4 @@
-import { readFile, rm } from 'node:fs/promises';
+import { readFile, rm, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { errorCode } from '../../common/files/error-code';
@@ -6,7 +6,15 @@ import { setAside } from './atomic-file';
 import { parquetPathBeside } from './dataset-parquet';
 import { DatasetManifest, manifestPathOf, sha256OnDisk, sizeOnDisk } from './dataset-writer';
 
-/** A complete dataset set aside: what its manifest says of it, and where its files went. */
+/** A complete dataset found at a task's path: what its manifest says, and which file it is. */
+export interface VouchedDataset {
+  rows: number | undefined;
+  sha256: string;
+  /** The JSON lines file's identity when it was hashed (identityOf). */
+  identity: string;
+}
+
+/** A complete dataset set aside: what its manifest said of it, and where its files went. */
 export interface SetAsideDataset {
   rows: number | undefined;
   sha256: string;
@@ -26,39 +34,65 @@ export class SetAsideFailed extends Error {
 }
 
 /**
- * Sets aside (setAside) a complete dataset of task `taskId` found at `path`: its manifest names
- * the task, and the JSON lines file beside it has the manifest's size and SHA-256. Called by a
- * compile, under the task row's lock while the task is `compiling`, before it writes: such a
- * task records no dataset, so the one found is an earlier attempt's that was never recorded,
- * one restored from a backup newer than the database, or another deployment's on a shared
- * DATA_DIR. The compile from older items renamed over it without a word, and its rows were lost
- * (a restore audit: 695 rows replaced by 298). Anything else there (a crashed attempt's files,
- * a manifest that is no JSON or gives no size and hash) is left to be written over, as before:
- * undefined then. The JSON lines file is moved first: a failure part way (SetAsideFailed) leaves
- * the manifest, so the next attempt finds no file it vouches for and writes over it.
+ * Which file is at `path` and as what: device, inode, size and times (ns). The inode alone is
+ * given again at once to a file written after one removed.
  */
-export async function setAsideCompleteDataset(
+function identityOf(path: string): Promise<string | undefined> {
+  return stat(path, { bigint: true }).then(
+    (info) => [info.dev, info.ino, info.size, info.mtimeNs, info.ctimeNs].join(':'),
+    () => undefined,
+  );
+}
+
+/**
+ * A complete dataset of task `taskId` at `path`, or undefined: its manifest names the task, and
+ * the JSON lines file beside it has the manifest's size and SHA-256. Read outside the task row's
+ * lock: hashing a large file inside its transaction outran the session's idle timeout, and held
+ * every other user of the row (a review). Anything else there (a crashed attempt's files, a
+ * manifest that is no JSON or gives no size and hash) vouches for nothing: written over.
+ */
+export async function vouchedDataset(
   taskId: string,
   path: string,
-  now: Date,
-): Promise<SetAsideDataset | undefined> {
-  const manifestPath = manifestPathOf(path);
+): Promise<VouchedDataset | undefined> {
   let manifest: Partial<DatasetManifest> | undefined;
   try {
-    manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as Partial<DatasetManifest>;
+    manifest = JSON.parse(await readFile(manifestPathOf(path), 'utf8')) as Partial<DatasetManifest>;
   } catch {
     return undefined;
   }
+  const identity = await identityOf(path);
   if (
+    identity === undefined ||
     manifest?.task_id !== taskId ||
     typeof manifest.bytes !== 'number' ||
     typeof manifest.sha256 !== 'string' ||
     (await sizeOnDisk(path)) !== manifest.bytes ||
-    (await sha256OnDisk(path)) !== manifest.sha256
+    (await sha256OnDisk(path)) !== manifest.sha256 ||
+    (await identityOf(path)) !== identity
   )
     return undefined;
+  return { rows: manifest.rows, sha256: manifest.sha256, identity };
+}
+
+/**
+ * Sets aside (setAside) the dataset `vouched` for at `path`, unless another file has taken its
+ * place since it was read. Called by a compile under the task row's lock while the task is
+ * `compiling`, before it writes: such a task records no dataset, so the one found is an earlier
+ * attempt's that was never recorded, one restored from a backup newer than the database, or
+ * another deployment's on a shared DATA_DIR. The compile from older items renamed over it
+ * without a word, and its rows were lost (a restore audit: 695 rows replaced by 298). The
+ * JSON lines file is moved first: a failure part way (SetAsideFailed) keeps the rows, whose
+ * size and hash the file itself gives again; the Parquet file, made from it, goes last.
+ */
+export async function setAsideVouched(
+  vouched: VouchedDataset,
+  path: string,
+  now: Date,
+): Promise<SetAsideDataset | undefined> {
+  if ((await identityOf(path)) !== vouched.identity) return undefined;
   const kept: string[] = [];
-  for (const file of [path, parquetPathBeside(path), manifestPath]) {
+  for (const file of [path, manifestPathOf(path), parquetPathBeside(path)]) {
     try {
       const aside = await setAside(file, now);
       if (aside) kept.push(aside);
@@ -66,33 +100,34 @@ export async function setAsideCompleteDataset(
       throw new SetAsideFailed(kept, error as Error);
     }
   }
-  return { rows: manifest.rows, sha256: manifest.sha256, kept };
+  return { rows: vouched.rows, sha256: vouched.sha256, kept };
 }
 
 /**
- * setAsideCompleteDataset, said: an operator finds the files it moved by the line, those moved
- * before a failure part way too (the failure is the compile's, counted and tried again).
+ * setAsideVouched, said: an operator finds the files it moved by the line, those moved before
+ * a failure part way too (the failure is the compile's, counted and tried again).
  */
 export async function keepCompleteDataset(
   logger: Logger,
   taskId: string,
   path: string,
+  vouched: VouchedDataset,
   now: Date,
 ): Promise<SetAsideDataset | undefined> {
-  const said = (rows: number | undefined, kept: string[], rest = '') =>
+  const said = (kept: string[], rest = '') =>
     logger.warn(
       { task_id: taskId },
-      `task ${taskId}: a complete dataset of it (${rows ?? 'unknown'} rows) was at ${path}, recorded ` +
+      `task ${taskId}: a complete dataset of it (${vouched.rows ?? 'unknown'} rows) was at ${path}, recorded ` +
         "by no task (an earlier attempt's not recorded, a backup restored newer than the database, " +
         `another deployment's): kept as ${kept.map((file) => basename(file)).join(', ') || 'nothing'}${rest}`,
     );
   try {
-    const aside = await setAsideCompleteDataset(taskId, path, now);
-    if (aside) said(aside.rows, aside.kept);
+    const aside = await setAsideVouched(vouched, path, now);
+    if (aside) said(aside.kept);
     return aside;
   } catch (error) {
     if (!(error instanceof SetAsideFailed)) throw error;
-    said(undefined, error.kept, `; the rest could not be moved (${errorCode(error.cause)})`);
+    said(error.kept, `; the rest could not be moved (${errorCode(error.cause)})`);
     throw error.cause;
   }
 }
@@ -100,14 +135,23 @@ export async function keepCompleteDataset(
 /**
  * Removes the files set aside once the compile's dataset turned out the very same bytes: an
  * earlier attempt's, or another replica's, not recorded (a review: such copies stayed for good
- * beside a warning that told the operator to put them back).
+ * beside a warning that told the operator to put them back). A failure to remove is said, not
+ * the compile's: the task is completed by then.
  */
 export async function dropSameAside(
   logger: Logger,
   taskId: string,
   aside: SetAsideDataset,
 ): Promise<void> {
-  for (const file of aside.kept) await rm(file, { force: true });
+  try {
+    for (const file of aside.kept) await rm(file, { force: true });
+  } catch (error) {
+    logger.warn(
+      { task_id: taskId },
+      `task ${taskId}: the dataset set aside before this compile held the same bytes, and could not be removed (${errorCode(error)})`,
+    );
+    return;
+  }
   logger.log(
     { task_id: taskId },
     `task ${taskId}: the dataset set aside before this compile held the same bytes: removed`,

@@ -6,8 +6,10 @@ import {
   mkdtempSync,
   renameSync,
   rmSync,
+  statSync,
   truncateSync,
   unlinkSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,7 +31,7 @@ import {
   modifiedSince,
   preconditionFailed,
 } from './dataset-download.service';
-import { CutShortError, OtherBytesError } from './recorded-bytes';
+import { ChangedWhileSentError, CutShortError, OtherBytesError } from './recorded-bytes';
 import { DatasetParquetService } from './dataset-parquet.service';
 import * as datasetWriter from './dataset-writer';
 import { CompletedTask, DatasetFormat } from './task.types';
@@ -512,6 +514,30 @@ describe(DatasetDownloadService.name, () => {
       },
     );
 
+    // A read that failed there was a 500, its descriptor left open (a review).
+    it('answers the 503 of a missing file, its descriptor closed, when a small file cannot be read', async () => {
+      // The module itself: `import * as` gives a copy of its functions.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const promises = require('node:fs/promises') as typeof import('node:fs/promises');
+      const open = promises.open;
+      let closed = false;
+      jest.spyOn(promises, 'open').mockImplementation(async (...args) => {
+        const handle = await open(...args);
+        jest
+          .spyOn(handle, 'read')
+          .mockRejectedValue(Object.assign(new Error('EIO: i/o error, read'), { code: 'EIO' }));
+        const close = handle.close.bind(handle);
+        jest.spyOn(handle, 'close').mockImplementation(() => ((closed = true), close()));
+        return handle;
+      });
+      await expect(service.open('btc', 'jsonl')).rejects.toThrow(fileMissing('btc'));
+      expect(closed).toBe(true);
+      expect(warned).toHaveBeenCalledWith(
+        { task_id: 'btc' },
+        `task btc: ${files.jsonl} cannot be read (EIO): answered as missing`,
+      );
+    });
+
     // A file of one read's size was held back whole: the client got an empty reply, where the
     // documented 503 could still be sent (a downloads audit).
     it('answers the 503 of a missing file, before any byte, for a small file of other bytes', async () => {
@@ -541,6 +567,46 @@ describe(DatasetDownloadService.name, () => {
         const { file } = await opened('btc', 'jsonl');
         await expect(bytesOf(file.getStream())).rejects.toThrow(OtherBytesError);
         await expect(service.open('btc', 'jsonl')).rejects.toThrow(fileMissing('btc'));
+      });
+
+      // Found whole, then written over in place while the next download was sent: not hashed,
+      // it went out whole under the recorded hash (a review).
+      it('breaks off a download of a file found whole before when it changes while sent', async () => {
+        await bytesOf((await opened('btc', 'jsonl')).file.getStream());
+        const stream = (await opened('btc', 'jsonl')).file.getStream();
+        const received: Buffer[] = [];
+        stream.on('data', (chunk: Buffer) => {
+          if (received.push(chunk) === 1) writeFileSync(files.jsonl, Buffer.alloc(LARGE.length, 8));
+        });
+        await expect(once(stream, 'end')).rejects.toThrow(ChangedWhileSentError);
+        expect(Buffer.concat(received).length).toBeLessThan(LARGE.length);
+      });
+
+      // `cp -p` and `touch -r` restore the times they can: the change time still tells.
+      it('hashes again a file changed in place with its modification time put back', async () => {
+        // A whole second, which the file's times hold exactly when put back.
+        const second = 1_796_000_000;
+        utimesSync(files.jsonl, second, second);
+        await bytesOf((await opened('btc', 'jsonl')).file.getStream());
+        const changed = Buffer.from(LARGE);
+        changed[1000] ^= 1;
+        writeFileSync(files.jsonl, changed);
+        utimesSync(files.jsonl, second, second);
+        expect(statSync(files.jsonl).mtimeMs).toBe(second * 1000);
+        const { file } = await opened('btc', 'jsonl');
+        await expect(bytesOf(file.getStream())).rejects.toThrow(OtherBytesError);
+      });
+
+      // What was found is found against a hash: recorded anew, the file is judged anew.
+      it('judges a file again against a hash recorded since', async () => {
+        const changed = Buffer.from(LARGE);
+        changed[1000] ^= 1;
+        writeFileSync(files.jsonl, changed);
+        await expect(bytesOf((await opened('btc', 'jsonl')).file.getStream())).rejects.toThrow(
+          OtherBytesError,
+        );
+        task = { ...task, dataset_sha256: recorded(files.jsonl, changed).sha256 };
+        expect(await bytesOf((await opened('btc', 'jsonl')).file.getStream())).toEqual(changed);
       });
 
       // Hashed at every download, a file cost 2–4 ms of CPU per MB more (a downloads audit).

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Stats } from 'node:fs';
-import { FileHandle, open as openFile } from 'node:fs/promises';
+import { FileHandle, open as openFile, stat } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { basename } from 'node:path';
 import { Readable } from 'node:stream';
@@ -201,7 +201,7 @@ export class DatasetDownloadService {
     const key = this.verified.keyOf(info, sha256);
     // Known from an earlier download: 'recorded' spares this one the hash.
     const known = this.verified.verdictOf(key);
-    const verdict = known ?? (await this.hashedBeforeAnswer(key, handle, length, sha256));
+    const verdict = known ?? (await this.hashedBeforeAnswer(key, handle, served, id));
     if (verdict === 'other') {
       await handle.close();
       this.logger.warn(
@@ -211,8 +211,20 @@ export class DatasetDownloadService {
       throw new ServiceUnavailableException(fileMissing(id));
     }
     const stream = handle.createReadStream(length > 0 ? { start: 0, end: length - 1 } : {});
-    const checked = recordedBytes(stream, length, known ? null : sha256, (recorded) =>
-      this.verified.record(key, recorded ? 'recorded' : 'other'),
+    const checked = recordedBytes(
+      stream,
+      length,
+      known
+        ? {
+            // By its path: the stream closes its handle as it ends. Renamed over or written
+            // in place, it is another file.
+            unchanged: () =>
+              stat(served.file).then((now) => this.verified.keyOf(now, sha256) === key),
+          }
+        : {
+            sha256,
+            onHashed: (recorded) => this.verified.record(key, recorded ? 'recorded' : 'other'),
+          },
     );
     const file = new StreamableFile(checked, headers).setErrorHandler((error, response) => {
       this.logger.warn(
@@ -294,13 +306,31 @@ export class DatasetDownloadService {
   private async hashedBeforeAnswer(
     key: string,
     handle: FileHandle,
-    length: number,
-    sha256: string,
+    recorded: RecordedFile & { sha256: string },
+    id: string,
   ): Promise<Verdict | undefined> {
+    const length = recorded.bytes;
     if (length > HASHED_BEFORE_ANSWER_BYTES) return undefined;
-    const { buffer, bytesRead } = await handle.read(Buffer.alloc(length), 0, length, 0);
-    const digest = createHash('sha256').update(buffer.subarray(0, bytesRead)).digest('hex');
-    const verdict: Verdict = digest === sha256 ? 'recorded' : 'other';
+    const buffer = Buffer.alloc(length);
+    let filled = 0;
+    try {
+      // A read may give fewer bytes than asked (some network and FUSE file systems).
+      for (let read = -1; filled < length && read !== 0; filled += read)
+        ({ bytesRead: read } = await handle.read(buffer, filled, length - filled, filled));
+    } catch (error) {
+      // Answered as the missing file it is here, its descriptor closed (a review: a 500, and a
+      // descriptor left to the garbage collector).
+      await handle.close();
+      this.logger.warn(
+        { task_id: id },
+        `task ${id}: ${recorded.file} cannot be read (${errorCode(error)}): answered as missing`,
+      );
+      throw new ServiceUnavailableException(fileMissing(id));
+    }
+    // Shorter than its size said: no verdict kept, its stream tells.
+    if (filled < length) return undefined;
+    const digest = createHash('sha256').update(buffer).digest('hex');
+    const verdict: Verdict = digest === recorded.sha256 ? 'recorded' : 'other';
     this.verified.record(key, verdict);
     return verdict;
   }

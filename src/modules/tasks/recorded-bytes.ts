@@ -18,43 +18,57 @@ export class OtherBytesError extends Error {
   }
 }
 
+/** A file found whole before that changed on disk while it was sent (not hashed again). */
+export class ChangedWhileSentError extends Error {
+  constructor() {
+    super('the file changed on disk while it was sent');
+  }
+}
+
+/** How a file's bytes are checked as they are sent: hashed, or known whole and watched. */
+export type BytesCheck =
+  | { sha256: string; onHashed: (recorded: boolean) => void }
+  /** Found whole before (VerifiedFiles): whether it is still that file, asked at its end. */
+  | { unchanged: () => Promise<boolean> };
+
 /**
  * `source`'s bytes, failing where they are not the file recorded: with CutShortError where it
- * ends before `expected` bytes, with OtherBytesError when its SHA-256 is not `sha256` (not
- * hashed when null: a file this process found whole already, VerifiedFiles; `onHashed` says
- * what the hash found). A file
- * cut short in place while it is read (its size checked, then truncated) ends early without an
- * error, and a response piped from it was ended as if complete, short of its Content-Length. A
- * file changed in place, its size kept (a flipped bit, a disk's rot), was sent whole under the
- * recorded X-Content-SHA256 and ETag (a filesystem faults audit). The last chunk is held back
- * until the hash is known, so that a client never has every promised byte of other bytes: its
- * download is broken off short. Joined by `pipeline`: a read error fails the stream returned,
- * and that stream destroyed (its client gone) destroys `source`, which closes the file.
+ * ends before `expected` bytes; with OtherBytesError when its SHA-256 is not the recorded one
+ * (`onHashed` says what the hash found); for a file this process found whole before, not hashed
+ * again (VerifiedFiles), with ChangedWhileSentError when it is no longer that file at its end (a
+ * review: a file overwritten in place during such a download was sent whole). A file cut short
+ * in place while it is read (its size checked, then truncated) ends early without an error, and
+ * a response piped from it was ended as if complete, short of its Content-Length. A file changed
+ * in place, its size kept (a flipped bit, a disk's rot), was sent whole under the recorded
+ * X-Content-SHA256 and ETag (a filesystem faults audit). The last chunk is held back until the
+ * check is done, so that a client never has every promised byte of other bytes: its download
+ * is broken off short. Joined by `pipeline`: a read error fails the stream returned, and that
+ * stream destroyed (its client gone) destroys `source`, which closes the file.
  */
-export function recordedBytes(
-  source: Readable,
-  expected: number,
-  sha256: string | null,
-  onHashed: (recorded: boolean) => void = () => undefined,
-): Readable {
+export function recordedBytes(source: Readable, expected: number, check: BytesCheck): Readable {
   let passed = 0;
   let held: Buffer | undefined;
-  const hash = sha256 === null ? undefined : createHash('sha256');
+  const hash = 'sha256' in check ? createHash('sha256') : undefined;
   const checked = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       passed += chunk.length;
-      if (!hash) return callback(null, chunk);
-      hash.update(chunk);
+      hash?.update(chunk);
       const previous = held;
       held = chunk;
       callback(null, previous);
     },
     flush(callback) {
       if (passed < expected) return callback(new CutShortError(passed, expected));
-      if (!hash) return callback();
-      const actual = hash.digest('hex');
-      onHashed(actual === sha256);
-      if (actual !== sha256) return callback(new OtherBytesError(actual));
+      if ('unchanged' in check) {
+        check.unchanged().then(
+          (unchanged) => callback(unchanged ? null : new ChangedWhileSentError(), held),
+          (error: Error) => callback(error),
+        );
+        return;
+      }
+      const actual = hash!.digest('hex');
+      check.onHashed(actual === check.sha256);
+      if (actual !== check.sha256) return callback(new OtherBytesError(actual));
       callback(null, held);
     },
   });

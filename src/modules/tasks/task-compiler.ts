@@ -18,7 +18,7 @@ import { compileFailureReason, ItemConversionError } from './compile-failure';
 import { parquetPathBeside } from './dataset-parquet';
 import { datasetPath } from './dataset-path';
 import { DatasetParquetService } from './dataset-parquet.service';
-import { dropSameAside, keepCompleteDataset } from './complete-dataset';
+import { dropSameAside, keepCompleteDataset, vouchedDataset } from './complete-dataset';
 import { DatasetRow, manifestPathOf, writeJsonLines, writeManifest } from './dataset-writer';
 import { TaskRow } from './task.types';
 import { TaskLifecycleRepository, TaskLock } from './task-lifecycle.repository';
@@ -122,9 +122,11 @@ export class TaskCompiler {
           if (identity !== undefined) written.set(file, identity);
         });
     try {
+      const vouched = await vouchedDataset(task.id, path);
       const aside = await this.repository.lockTask(task.id, async (lock) => {
         if (lock.state !== 'compiling') throw new NoLongerCompilingError();
-        return keepCompleteDataset(this.logger, task.id, path, this.clock.now());
+        if (vouched)
+          return keepCompleteDataset(this.logger, task.id, path, vouched, this.clock.now());
       });
       const jsonl = await writeJsonLines(path, this.pages(task.id), renameOwn(path));
       const parquet = await this.parquet.tryWrite(task, jsonl, {
