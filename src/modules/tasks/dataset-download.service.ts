@@ -51,7 +51,7 @@ export function fileMissing(id: string): string {
   return `The dataset file of task ${quotedId(id)} is missing on this server`;
 }
 
-/** A file this small is one read: hashed before it is answered (verdictOf). */
+/** A file this small is one read: hashed before it is answered (hashedBeforeAnswer). */
 const HASHED_BEFORE_ANSWER_BYTES = 64 * 1024;
 
 /** Retry-After of parquetBusy: a few seconds per 20,000 rows per conversion ahead of it. */
@@ -194,10 +194,6 @@ export class DatasetDownloadService {
       await handle.close();
       return { status: 200, ...validators, file: new StreamableFile(Readable.from([]), headers) };
     }
-    // Read up to the size known, so that the stream ends with its last byte: read to the end of
-    // the file, it ends one more (empty) read later, and a client that closes on the last byte
-    // (curl does) often closed before the response was ended, which was then logged and counted
-    // as unanswered (found by a README audit: 23 of 83 complete downloads).
     const key = this.verified.keyOf(info, sha256);
     // Known from an earlier download: 'recorded' spares this one the hash.
     const known = this.verified.verdictOf(key);
@@ -210,6 +206,10 @@ export class DatasetDownloadService {
       );
       throw new ServiceUnavailableException(fileMissing(id));
     }
+    // Read up to the size known, so that the stream ends with its last byte: read to the end of
+    // the file, it ends one more (empty) read later, and a client that closes on the last byte
+    // (curl does) often closed before the response was ended, which was then logged and counted
+    // as unanswered (found by a README audit: 23 of 83 complete downloads).
     const stream = handle.createReadStream(length > 0 ? { start: 0, end: length - 1 } : {});
     const checked = recordedBytes(
       stream,
