@@ -4,13 +4,14 @@ import { Logger } from '@nestjs/common';
 import { errorCode } from '../../common/files/error-code';
 import { setAside } from './atomic-file';
 import { parquetPathBeside } from './dataset-parquet';
-import { DatasetManifest, manifestPathOf, sha256OnDisk, sizeOnDisk } from './dataset-writer';
+import { DatasetManifest, howFileDiffers, manifestPathOf } from './dataset-writer';
+import { fileStateOf } from './verified-files';
 
 /** A complete dataset found at a task's path: what its manifest says, and which file it is. */
 export interface VouchedDataset {
   rows: number | undefined;
   sha256: string;
-  /** The JSON lines file's identity when it was hashed (identityOf). */
+  /** The JSON lines file's state when it was hashed (fileStateOf). */
   identity: string;
 }
 
@@ -33,15 +34,9 @@ export class SetAsideFailed extends Error {
   }
 }
 
-/**
- * Which file is at `path` and as what: device, inode, size and times (ns). The inode alone is
- * given again at once to a file written after one removed.
- */
-function identityOf(path: string): Promise<string | undefined> {
-  return stat(path, { bigint: true }).then(
-    (info) => [info.dev, info.ino, info.size, info.mtimeNs, info.ctimeNs].join(':'),
-    () => undefined,
-  );
+/** The state of the file at `path` (fileStateOf), or undefined when there is none. */
+function stateAt(path: string): Promise<string | undefined> {
+  return stat(path).then(fileStateOf, () => undefined);
 }
 
 /**
@@ -61,15 +56,15 @@ export async function vouchedDataset(
   } catch {
     return undefined;
   }
-  const identity = await identityOf(path);
+  const identity = await stateAt(path);
   if (
     identity === undefined ||
     manifest?.task_id !== taskId ||
     typeof manifest.bytes !== 'number' ||
     typeof manifest.sha256 !== 'string' ||
-    (await sizeOnDisk(path)) !== manifest.bytes ||
-    (await sha256OnDisk(path)) !== manifest.sha256 ||
-    (await identityOf(path)) !== identity
+    (await howFileDiffers(path, { bytes: manifest.bytes, sha256: manifest.sha256 })) !==
+      undefined ||
+    (await stateAt(path)) !== identity
   )
     return undefined;
   return { rows: manifest.rows, sha256: manifest.sha256, identity };
@@ -90,7 +85,7 @@ export async function setAsideVouched(
   path: string,
   now: Date,
 ): Promise<SetAsideDataset | undefined> {
-  if ((await identityOf(path)) !== vouched.identity) return undefined;
+  if ((await stateAt(path)) !== vouched.identity) return undefined;
   const kept: string[] = [];
   for (const file of [path, manifestPathOf(path), parquetPathBeside(path)]) {
     try {

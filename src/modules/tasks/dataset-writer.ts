@@ -174,3 +174,21 @@ export async function sha256OnDisk(file: string): Promise<string | undefined> {
   }
   return hash.digest('hex');
 }
+
+/**
+ * How the file on disk differs from the one recorded (its size and SHA-256), or undefined when
+ * it is that file: read through, for a step nothing undoes (deleting the items it was made from,
+ * setting aside a dataset no task records).
+ */
+export async function howFileDiffers(
+  file: string,
+  recorded: { bytes: number; sha256: string | null },
+): Promise<string | undefined> {
+  const size = await sizeOnDisk(file);
+  if (size === undefined) return 'is missing';
+  if (size !== recorded.bytes) return `has ${size} bytes, not the ${recorded.bytes} recorded`;
+  const sha256 = await sha256OnDisk(file);
+  if (sha256 === undefined) return 'cannot be read';
+  if (sha256 !== recorded.sha256) return 'holds other bytes than the SHA-256 recorded names';
+  return undefined;
+}

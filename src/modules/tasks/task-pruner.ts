@@ -2,9 +2,8 @@ import { Logger } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
 import { datasetFileHere } from './dataset-path';
-import { sha256OnDisk, sizeOnDisk } from './dataset-writer';
+import { howFileDiffers } from './dataset-writer';
 import { TaskLifecycleRepository } from './task-lifecycle.repository';
-import { TaskRow } from './task.types';
 
 /**
  * Completed tasks whose stored items one pass deletes: about 20,000 rows a full task, so a
@@ -77,7 +76,10 @@ export class TaskPruner {
     for (const task of tasks) {
       if (this.stopping()) break;
       const file = datasetFileHere(this.config.dataDir, task.dataset_file!);
-      const problem = await this.fileProblem(file, task);
+      const problem = await howFileDiffers(file, {
+        bytes: Number(task.dataset_bytes),
+        sha256: task.dataset_sha256,
+      });
       if (problem) {
         this.unprunable.set(task.id, now + UNPRUNABLE_RETRY_MS);
         this.logger.warn(
@@ -94,21 +96,6 @@ export class TaskPruner {
       pruned += 1;
     }
     return pruned;
-  }
-
-  /** How the file on disk is not the one the task records, or undefined when it is. */
-  private async fileProblem(
-    file: string,
-    task: Pick<TaskRow, 'dataset_bytes' | 'dataset_sha256'>,
-  ): Promise<string | undefined> {
-    const size = await sizeOnDisk(file);
-    const recorded = Number(task.dataset_bytes);
-    if (size === undefined) return 'is missing';
-    if (size !== recorded) return `has ${size} bytes, not the ${recorded} recorded`;
-    const sha256 = await sha256OnDisk(file);
-    if (sha256 === undefined) return 'cannot be read';
-    if (sha256 !== task.dataset_sha256) return 'holds other bytes than the SHA-256 recorded names';
-    return undefined;
   }
 
   private async idleUntilNextDue(skip: readonly string[]): Promise<void> {

@@ -4,6 +4,15 @@ import { lruCache } from '../../common/lru-cache';
 /** Files whose verdict a process keeps: far more than the datasets downloaded in a while. */
 const FILES_REMEMBERED = 10_000;
 
+/**
+ * Which file a path named and as what: device, inode, size, modification and change times. The
+ * inode alone is given again at once to a file written after one removed, and a write in place
+ * keeps it; the change time moves with every write, `cp -p` and `touch -r` included.
+ */
+export function fileStateOf(info: Stats): string {
+  return [info.dev, info.ino, info.size, info.mtimeMs, info.ctimeMs].join(':');
+}
+
 /** What a download found a file's bytes to be against the SHA-256 its task records. */
 export type Verdict = 'recorded' | 'other';
 
@@ -20,7 +29,7 @@ export class VerifiedFiles {
   private readonly verdicts = lruCache<string, Verdict>(FILES_REMEMBERED);
 
   keyOf(info: Stats, sha256: string): string {
-    return [info.dev, info.ino, info.size, info.mtimeMs, info.ctimeMs, sha256].join(':');
+    return `${fileStateOf(info)}:${sha256}`;
   }
 
   verdictOf(key: string): Verdict | undefined {
