@@ -167,6 +167,16 @@ describe(parseCallBudgets.name, () => {
     },
   );
 
+  // A budget audit's: the last of two entries won without a word, a higher budget over a lower.
+  it.each([
+    'GetContentsByBuckets=2/h, GetContentsByBuckets=9/h',
+    'GetContentsByBuckets=2/h,GetContentsByBuckets=none',
+  ])('refuses a synapse named twice in %p', (text) => {
+    expect(() => parseCallBudgets(text)).toThrow(
+      'GetContentsByBuckets is named twice: give each synapse once',
+    );
+  });
+
   it('refuses a window of zero length', () => {
     expect(() => parseCallBudgets('GetMinerIndex=2/0m')).toThrow(
       '"GetMinerIndex=2/0m": the window must be longer than 0',

@@ -80,7 +80,8 @@ const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: HOUR_MS };
  * MINER_CALL_BUDGETS over `defaults`, entry by entry from the left: `<Synapse>=<calls>/<window>`
  * sets that synapse's budget (windows `h`, `2h`, `30m`, `90s`), `<Synapse>=none` removes it
  * (unlimited), and `none` alone removes every budget so far. Synapses not named keep their
- * default, so `GetContentsByBuckets=5/h` changes that one budget only.
+ * default, so `GetContentsByBuckets=5/h` changes that one budget only; a synapse named twice
+ * is refused.
  */
 export function parseCallBudgets(text: string, defaults: CallBudgets = {}): CallBudgets {
   let budgets: CallBudgets = { ...defaults };
@@ -88,6 +89,15 @@ export function parseCallBudgets(text: string, defaults: CallBudgets = {}): Call
     .split(',')
     .map((part) => part.trim())
     .filter((entry) => entry !== '');
+  // A synapse named twice took the last entry without a word: `…=2/h, …=9/h`, pasted onto a
+  // default line, gave 9 (a budget audit). Each is named once.
+  const named = new Set<SynapseName>();
+  const namedOnce = (name: string): SynapseName => {
+    const synapse = synapseNamed(name);
+    if (named.has(synapse)) throw new Error(`${synapse} is named twice: give each synapse once`);
+    named.add(synapse);
+    return synapse;
+  };
   readEveryEntry(entries, (entry) => {
     if (entry.toLowerCase() === 'none') {
       budgets = {};
@@ -95,7 +105,7 @@ export function parseCallBudgets(text: string, defaults: CallBudgets = {}): Call
     }
     const [name, value] = entry.split('=', 2).map((part) => part.trim());
     if (value?.toLowerCase() === 'none') {
-      delete budgets[synapseNamed(name)];
+      delete budgets[namedOnce(name)];
       return;
     }
     const match = /^(\w+)\s*=\s*(\d+)\s*\/\s*(\d*)\s*([smh])$/.exec(entry);
@@ -104,7 +114,7 @@ export function parseCallBudgets(text: string, defaults: CallBudgets = {}): Call
         `"${entry}" must look like <Synapse>=<calls>/h (or /30m, /90s), or <Synapse>=none`,
       );
     const [, , calls, count, unit] = match;
-    const synapse = synapseNamed(name);
+    const synapse = namedOnce(name);
     const windowMs = Number(count === '' ? 1 : count) * UNIT_MS[unit];
     if (windowMs === 0) throw new Error(`"${entry}": the window must be longer than 0`);
     budgets[synapse] = { calls: Number(calls), windowMs };

@@ -212,6 +212,15 @@ function setUp(
   };
 }
 
+// A budget audit read the index sync's calls in the call lines as users' (`purpose: "user"`).
+it("calls GetMinerIndex as the index sync's, not a user's", async () => {
+  const { service, callArgs, miners } = setUp('live', 1, 0);
+  await service.fetchMinerIndex(miners[0], new Date()).catch(() => undefined);
+  expect(callArgs.map(([, synapse, , , purpose]) => [synapse, purpose])).toEqual([
+    ['GetMinerIndex', 'sync'],
+  ]);
+});
+
 describe(`${NetworkService.name} on-demand modes`, () => {
   // How users' queries are answered is logged when it changes (AnswerPathLog): kept out of the
   // test output; the tests that read it spy on it themselves.

@@ -394,6 +394,7 @@ export class NetworkService implements OnModuleInit {
         'GetMinerIndex',
         getMinerIndexFields(),
         this.config.network.indexSync.fetchTimeoutMs,
+        'sync',
       );
       return parseCompressedIndex(reply.read(readCompressedIndex), now);
     } catch (error) {

@@ -162,6 +162,13 @@ function documentedExamples(document: OpenApiDocument): DocumentedExample[] {
   return found;
 }
 
+/** An operation as far as its inputs and responses go. */
+interface Operation {
+  requestBody?: object;
+  parameters?: { in: string; schema?: Record<string, unknown> }[];
+  responses: Record<string, object>;
+}
+
 /** An operation as far as its JSON request body goes. */
 interface RequestBodies {
   requestBody: { content: { 'application/json': { schema: object } } };
@@ -223,6 +230,29 @@ describe('The served OpenAPI document', () => {
     visit(document, '#');
     expect(nullable).toBeGreaterThanOrEqual(5);
     expect(unlisted).toEqual([]);
+  });
+
+  // A body, a query or header parameter, or a path parameter with a rule can fail validation: a
+  // newcomer's audit added a query parameter without the operation's 422, and the snapshot, the
+  // lint and the field checks all passed. The contract check found it only when a test sent a
+  // bad value.
+  it('documents the 422 of every operation whose input can fail validation', () => {
+    const RULES = ['enum', 'pattern', 'minimum', 'maximum', 'minLength', 'maxLength', 'format'];
+    const undocumented: string[] = [];
+    const paths = (document as unknown as { paths: Record<string, Record<string, Operation>> })
+      .paths;
+    for (const [path, operations] of Object.entries(paths))
+      for (const [method, operation] of Object.entries(operations)) {
+        const validated =
+          operation.requestBody !== undefined ||
+          (operation.parameters ?? []).some(
+            ({ in: where, schema }) =>
+              where !== 'path' || RULES.some((rule) => schema?.[rule] !== undefined),
+          );
+        if (validated && operation.responses['422'] === undefined)
+          undocumented.push(`${method.toUpperCase()} ${path}`);
+      }
+    expect(undocumented).toEqual([]);
   });
 
   // The service refuses unknown body fields (422 extra_forbidden); a validator generated from the

@@ -3,6 +3,9 @@
  */
 export const HOUR_MS = 3_600_000;
 
+/** One day in milliseconds: a date's whole day, the network's retention in days. */
+export const DAY_MS = 24 * HOUR_MS;
+
 /** One minute in milliseconds: miners keep a record's own time to the minute. */
 export const MINUTE_MS = 60_000;
 

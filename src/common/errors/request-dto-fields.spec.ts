@@ -58,6 +58,48 @@ function validated(dto: Dto): string[] {
   return [...new Set(metadata.map((entry) => entry.propertyName))].sort();
 }
 
+/** class-validator's constraints and the OpenAPI keywords that say the same of a field. */
+const SAME_RULE: Record<string, string> = {
+  minLength: 'minLength',
+  maxLength: 'maxLength',
+  arrayMinSize: 'minItems',
+  arrayMaxSize: 'maxItems',
+  min: 'minimum',
+  max: 'maximum',
+  isIn: 'enum',
+};
+
+type Schema = Record<string, unknown> & { items?: Record<string, unknown> };
+
+/** `field.keyword` (`field[].keyword` for each item of an array) and its value, per side. */
+function rules(dto: Dto): {
+  validated: Record<string, unknown>;
+  documented: Record<string, unknown>;
+} {
+  const validated: Record<string, unknown> = {};
+  for (const entry of getMetadataStorage().getTargetValidationMetadatas(dto, '', true, false)) {
+    const keyword = entry.name === undefined ? undefined : SAME_RULE[entry.name];
+    if (keyword === undefined) continue;
+    const value = entry.constraints[0] as unknown;
+    validated[`${entry.propertyName}${entry.each ? '[]' : ''}.${keyword}`] =
+      keyword === 'enum' ? [...(value as unknown[])].sort() : value;
+  }
+  const documented: Record<string, unknown> = {};
+  for (const field of new Set(Object.keys(validated).map((rule) => rule.split(/[[.]/)[0]))) {
+    const schema = (Reflect.getMetadata('swagger/apiModelProperties', dto.prototype, field) ??
+      {}) as Schema;
+    for (const [where, rule] of [
+      [field, schema],
+      [`${field}[]`, schema.items ?? {}],
+    ] as const)
+      for (const keyword of Object.values(SAME_RULE))
+        if (rule[keyword] !== undefined)
+          documented[`${where}.${keyword}`] =
+            keyword === 'enum' ? [...(rule[keyword] as unknown[])].sort() : rule[keyword];
+  }
+  return { validated, documented };
+}
+
 // The validation pipe reads only the fields class-validator knows (request-validation.pipe.ts):
 // a field documented with @ApiProperty but no validation decorator is shown in the document
 // and silently ignored, answering as if it were not sent; one validated but not documented is
@@ -74,6 +116,20 @@ describe('request DTOs', () => {
     '%s (%s) documents exactly the fields it validates',
     (_name, _where, dto) => {
       expect(documented(dto)).toEqual(validated(dto));
+    },
+  );
+
+  // A limit written in a validator and again in @ApiProperty can say two things: a newcomer's
+  // audit gave a field @MaxCharacters(8) without `maxLength`, and the document promised no
+  // limit while every check passed. Each of these validators' limits is documented as the same
+  // keyword with the same value, on the field or, for `{ each: true }`, on its items.
+  it.each([...dtos].map(([dto, where]) => [dto.name, where, dto] as const))(
+    '%s (%s) documents the limits it validates',
+    (_name, _where, dto) => {
+      const { validated, documented } = rules(dto);
+      expect(
+        Object.fromEntries(Object.keys(validated).map((rule) => [rule, documented[rule]])),
+      ).toEqual(validated);
     },
   );
 });

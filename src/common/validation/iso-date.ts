@@ -1,5 +1,7 @@
 /** ISO 8601 dates as the miner protocol and the public API accept them. */
 
+import { DAY_MS } from '../clock/durations';
+
 // A zone is Z or an offset under 24 hours (±HH, ±HHMM, ±HH:MM), as Python's datetime allows:
 // `+25:00` or `+23:60` was read as an offset of over a day (found by an audit).
 const ISO_DATE =
@@ -31,8 +33,6 @@ export function parseIsoDate(value: string): Date | undefined {
     ? undefined
     : new Date(instant);
 }
-
-const DAY_MS = 86_400_000;
 
 /**
  * The inclusive end of a range a client names (on-demand `end_date`): a date alone names its

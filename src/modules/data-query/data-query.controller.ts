@@ -20,11 +20,15 @@ export class DataQueryController {
     operationId: 'queryOnDemandData',
     summary: 'Query miners for data on demand',
     description:
-      'Asks several miners at once (at most 2 per coldkey), returns as soon as a quorum has answered or at the ' +
-      'deadline, and checks every item: wrong-shaped or non-matching items are dropped and cost the miner ' +
-      'credibility. Items of all answering miners are merged, one per post (its canonical `uri`); when `limit` cuts, items held ' +
-      'by more miners win. Identical queries within 60 s are served from a cache (`meta.cache_hit`). When no miner ' +
-      'is available or every miner fails, the answer is still HTTP 200 with `status: "error"` and `meta.error`.',
+      'Answered by the miners in one of two ways, said in `meta.origin`: `live` asks several miners at once ' +
+      '(OnDemandRequest, at most 2 per coldkey) and returns as soon as a quorum has answered or at the deadline; ' +
+      "`stored` reads the miners' stored data (GetContentsByBuckets), the way left on today's subnet 13, whose " +
+      'miners no longer serve OnDemandRequest. `ON_DEMAND_MODE` chooses (`auto` by default: live while a miner ' +
+      'might serve it, else stored). Either way every item is checked: wrong-shaped or non-matching items are ' +
+      'dropped and cost the miner credibility. Items are merged, one per post (its canonical `uri`); when `limit` ' +
+      'cuts a live answer, items held by more miners win. Identical queries within `QUERY_CACHE_TTL_SECONDS` ' +
+      '(60 s by default; 0 turns the cache off) are served from a cache (`meta.cache_hit`). When no miner is ' +
+      'available or every miner fails, the answer is still HTTP 200 with `status: "error"` and `meta.error`.',
   })
   @ApiBody({ type: DataQueryRequestDto, examples: QUERY_REQUEST_EXAMPLES })
   @ApiOkResponse({

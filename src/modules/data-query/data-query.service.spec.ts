@@ -1,3 +1,4 @@
+import { getMetadataStorage } from 'class-validator';
 import { Clock } from '../../common/clock/clock';
 import { MetricsService } from '../../common/metrics/metrics.service';
 import { RedisConnection } from '../../common/redis/redis-connection';
@@ -150,6 +151,35 @@ describe(DataQueryService.name, () => {
     expect(queries).toHaveLength(1);
     await expect(service.query({ source: 'x', keywords: ['#ai'] })).rejects.toThrow();
     expect(queries).toHaveLength(2);
+  });
+
+  // Each field of the request, set to a value other than its default. A field added to the
+  // request fails the first expectation until it has one here.
+  const OTHER_VALUES: Record<keyof DataQueryRequestDto, unknown> = {
+    source: 'reddit',
+    usernames: ['someone'],
+    keywords: ['bitcoin'],
+    keyword_mode: 'any',
+    start_date: '2026-11-19',
+    end_date: '2026-11-20',
+    limit: 7,
+  };
+
+  it('keeps queries that differ in any one field of the request apart in the cache', async () => {
+    const fields = getMetadataStorage()
+      .getTargetValidationMetadatas(DataQueryRequestDto, '', true, false)
+      .map((metadata) => metadata.propertyName);
+    expect(Object.keys(OTHER_VALUES).sort()).toEqual([...new Set(fields)].sort());
+    for (const [field, value] of Object.entries(OTHER_VALUES)) {
+      const { service, queries } = setUp();
+      await service.query({ source: 'x' });
+      const other = await service.query({ source: 'x', [field]: value });
+      expect({ field, cacheHit: other.meta.cache_hit, asked: queries.length }).toEqual({
+        field,
+        cacheHit: false,
+        asked: 2,
+      });
+    }
   });
 
   it('keeps queries that differ only in limit apart in the cache', async () => {

@@ -152,7 +152,10 @@ function toNetworkQuery(request: DataQueryRequestDto, now: Date): NetworkQuery {
  * answer cached by an earlier version (a replica not yet upgraded, sharing Redis) lacks.
  */
 function cacheKey(request: DataQueryRequestDto): string {
-  const normalized = {
+  // Typed by the request's own fields: a field added to the request does not compile until it is
+  // part of the key, so two queries differing only in it cannot share an answer (a newcomer
+  // audit added one that the key left out, and every test passed).
+  const normalized: Record<keyof DataQueryRequestDto, unknown> = {
     source: request.source,
     usernames: (request.usernames ?? []).map(authorKey).sort(),
     keywords: (request.keywords ?? [])

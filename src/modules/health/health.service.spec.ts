@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Clock } from '../../common/clock/clock';
 import { DatabaseOutageLog } from '../../common/database-outage-log';
 import { RedisConnection } from '../../common/redis/redis-connection';
 import { loadConfig } from '../../config/load-config';
@@ -82,6 +83,8 @@ class World {
   outageProbe: (() => Promise<boolean>) | undefined;
   indexReads = 0;
   index: () => Promise<IndexFreshness> = () => Promise.resolve(LOADED);
+  /** The service's clock: the machine's, unless a test moves it. */
+  clock = new Clock();
 
   /** The components system-status reports, with this world and configuration. */
   async components(env: Record<string, string> = {}) {
@@ -128,6 +131,7 @@ class World {
         checkFailed: (message: string) => this.checkFailures.push(message),
         probeWith: (probe: () => Promise<boolean>) => (this.outageProbe = probe),
       } as unknown as DatabaseOutageLog,
+      this.clock,
     );
   }
 }
@@ -153,6 +157,15 @@ describe(HealthService.name, () => {
     world.ping = () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
     expect(await probe()).toBe(false);
     expect(world.pings).toBe(2);
+  });
+
+  // A date a person reads is on the service's clock, as task lifetimes and key expiry are
+  // (docs/decisions.md, "Clocks"): it was the machine's, a day apart under CLOCK_SIMULATION.
+  it("dates health and system-status by the service's clock", async () => {
+    world.clock.advance(86_400_000);
+    const tomorrow = world.clock.now().getTime();
+    for (const report of [await world.service().health(), await world.service().systemStatus()])
+      expect(Math.abs(Date.parse(report.timestamp) - tomorrow)).toBeLessThan(60_000);
   });
 
   describe('health', () => {

@@ -1,5 +1,6 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
+import { Clock } from '../../common/clock/clock';
 import { DatabaseOutageLog } from '../../common/database-outage-log';
 import { RedisConnection } from '../../common/redis/redis-connection';
 import { AppConfig } from '../../config/app-config';
@@ -60,6 +61,7 @@ export class HealthService implements OnModuleInit {
     private readonly publication: PublicationService,
     @InjectConfig() private readonly config: AppConfig,
     private readonly outages: DatabaseOutageLog,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -85,12 +87,12 @@ export class HealthService implements OnModuleInit {
   }
 
   private healthOf(checks: Checks): HealthResponseDto {
-    return healthReport(checks, this.config.netuid, this.identity.hotkey);
+    return healthReport(checks, this.config.netuid, this.identity.hotkey, this.clock.now());
   }
 
   async systemStatus(): Promise<SystemStatusDto> {
     const [checks, own] = await Promise.all([this.runChecksCached(), this.statusOnlyChecked()]);
-    return systemStatusReport(checks, own, this.startedAt);
+    return systemStatusReport(checks, own, this.startedAt, this.clock.now());
   }
 
   /** Whether the database answered the checks' round trip (run now if over a second old). */

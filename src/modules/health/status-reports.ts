@@ -36,11 +36,12 @@ export function healthReport(
   { components, network, databaseReason }: Checks,
   netuid: number,
   hotkey: string,
+  now: Date,
 ): HealthResponseDto {
   const healthy = components.database.status === 'healthy';
   return {
     status: healthy ? 'healthy' : 'unhealthy',
-    timestamp: new Date().toISOString(),
+    timestamp: now.toISOString(),
     miners_available: components.miners.available,
     version: API_VERSION,
     netuid,
@@ -60,6 +61,7 @@ export function systemStatusReport(
   checks: Checks,
   { redis, minerIndex }: StatusOnlyChecks,
   startedAt: number,
+  now: Date,
 ): SystemStatusDto {
   const { network } = checks;
   const { database, miners, chain, publication } = checks.components;
@@ -73,7 +75,7 @@ export function systemStatusReport(
   return {
     status:
       components.database.status !== 'healthy' ? 'unhealthy' : degraded ? 'degraded' : 'healthy',
-    timestamp: new Date().toISOString(),
+    timestamp: now.toISOString(),
     uptime_seconds: Math.round((performance.now() - startedAt) / 1000),
     version: API_VERSION,
     network,

@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Logger } from '@nestjs/common';
+import { DAY_MS, HOUR_MS } from '../../common/clock/durations';
 import { Clock } from '../../common/clock/clock';
 import { MetricsService } from '../../common/metrics/metrics.service';
 import { AppConfig } from '../../config/app-config';
@@ -34,9 +35,9 @@ export const COMPILE_BUDGET_MS = 30_000;
  * three attempts a task fails for good three hours after its first failure, not three ticks
  * (a full disk for three minutes failed every task expiring meanwhile).
  */
-export const COMPILE_RETRY_MS = 3_600_000;
+export const COMPILE_RETRY_MS = HOUR_MS;
 /** The longest wait between compile attempts (when TASK_MAX_COMPILE_ATTEMPTS allows many). */
-export const COMPILE_RETRY_MAX_MS = 86_400_000;
+export const COMPILE_RETRY_MAX_MS = DAY_MS;
 
 /**
  * A task's dataset at expiry: the task is marked `compiling` and, once its final collection is

@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { DAY_MS, HOUR_MS } from '../../common/clock/durations';
 import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
 import { datasetFileHere } from './dataset-path';
@@ -10,15 +11,15 @@ import { TaskLifecycleRepository } from './task-lifecycle.repository';
  * pass's deletes stay within seconds.
  */
 const PRUNE_TASKS_PER_PASS = 10;
-const PRUNE_IDLE_MS = 3_600_000;
+const PRUNE_IDLE_MS = HOUR_MS;
 /**
  * How long a completed task keeps its stored items: far longer than any compile pass, so a
  * second compile of the task (another replica's, its job lock lost) never reads them cut short.
  * See docs/decisions.md, "Scraping task lifecycle".
  */
-export const PRUNE_GRACE_MS = 3_600_000;
+export const PRUNE_GRACE_MS = HOUR_MS;
 /** How long a task whose file is not as recorded is left before it is looked at again. */
-export const UNPRUNABLE_RETRY_MS = 24 * 3_600_000;
+export const UNPRUNABLE_RETRY_MS = DAY_MS;
 
 /**
  * The stored items of completed tasks, deleted once their dataset file holds them. Run by

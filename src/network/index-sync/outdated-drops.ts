@@ -1,5 +1,6 @@
 import { STALE_AFTER_SYNCS } from '../network-status';
 import { Logger } from '@nestjs/common';
+import { DAY_MS } from '../../common/clock/durations';
 import { Clock } from '../../common/clock/clock';
 import { MinerIndexService } from '../index/miner-index.service';
 import { NetworkService } from '../network.service';
@@ -48,7 +49,7 @@ export class OutdatedDrops {
           'index syncs in a row missed by their own fault',
       );
     report.oldRowsDropped = await this.index.dropHoursBefore(oldestUsefulBucket(now));
-    const retention = MAX_DATA_AGE_DAYS * 24 * 3_600_000;
+    const retention = MAX_DATA_AGE_DAYS * DAY_MS;
     report.storedDaysDropped = await this.network.deleteBucketFetchesBefore(
       new Date(now.getTime() - retention),
     );

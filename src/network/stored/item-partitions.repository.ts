@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
+import { DAY_MS } from '../../common/clock/durations';
 
 const HOURS_PER_DAY = 24;
-const DAY_MS = 86_400_000;
 /** Creating or dropping a partition locks the parent: never queue behind a long query for it. */
 const PARTITION_LOCK_TIMEOUT = '5s';
 

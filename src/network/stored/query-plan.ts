@@ -8,7 +8,7 @@ import {
 } from '../protocol';
 import { compileQuery, QueryMatcher } from '../query-matcher';
 import { SourceId, toSourceId, toSourceName } from '../sources';
-import { HOUR_MS } from '../../common/clock/durations';
+import { DAY_MS } from '../../common/clock/durations';
 
 /**
  * How an on-demand query is answered from miners' stored data: which (source, label, hour)
@@ -69,7 +69,7 @@ export function planStoredQuery(query: NetworkQuery, now: Date): StoredQueryPlan
   // keyword may sit anywhere.
   const covered = labels.length > 0 && (mode === 'all' || others === 0);
 
-  const horizon = new Date(now.getTime() - MAX_DATA_AGE_DAYS * 24 * HOUR_MS);
+  const horizon = new Date(now.getTime() - MAX_DATA_AGE_DAYS * DAY_MS);
   const from = query.startDate && query.startDate > horizon ? query.startDate : horizon;
   // An hour of the range before the horizon's is not planned: the range said `complete`, and
   // "no data" of days nobody was asked for. By hour, as planned: a start a few seconds older

@@ -8,15 +8,18 @@ import { SynapseName } from '../../common/synapse-names';
 import { CallBudgetRepository, NetworkReserve, Reservation } from './call-budget.repository';
 
 /**
- * Who a call is for: a user's request, a scraping task's collection (after users) or the
- * gateway's own index spot check (which users and tasks leave a share of the network).
+ * Who a call is for: a user's request, a scraping task's collection (after users), the
+ * gateway's own index spot check (which users and tasks leave a share of the network) or the
+ * index sync's GetMinerIndex (no reserve: nothing else sends that synapse; named so that its
+ * call lines do not read as a user's).
  */
-export type CallPurpose = 'user' | 'task' | 'check';
+export type CallPurpose = 'user' | 'task' | 'check' | 'sync';
 
 /**
- * Whose query a call answers: a user's or a scraping task's (the spot checks call on their own).
+ * Whose query a call answers: a user's or a scraping task's (the spot checks and the index sync
+ * call on their own).
  */
-export type QueryPurpose = Exclude<CallPurpose, 'check'>;
+export type QueryPurpose = Exclude<CallPurpose, 'check' | 'sync'>;
 
 /** The earliest time one of the budgets has a call again, if any will. */
 export function nextCallAt(budgets: readonly BudgetLeft[]): Date | undefined {

@@ -8,7 +8,8 @@ describe('the SystemComponents example', () => {
     const report = systemStatusReport(
       { components: { database, miners, chain, publication }, network: 'subtensor' },
       { redis, minerIndex: miner_index },
-      Date.now(),
+      performance.now(),
+      new Date(),
     );
     expect(report.status).toBe('healthy');
     expect(report.components).toEqual(SYSTEM_COMPONENTS_EXAMPLE);
