@@ -60,7 +60,7 @@ RUN chmod a+r package.json LICENSE config/default-desirabilities.json \
 USER node
 EXPOSE 3000
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
-  CMD node -e "require('http').get('http://127.0.0.1:'+(process.env.PORT||3000)+'/openapi.json',r=>process.exit(r.statusCode===200?0:1)).on('error',()=>process.exit(1))"
+  CMD node -e "require('http').get('http://127.0.0.1:'+(process.env.PORT||3000)+'/',r=>process.exit(r.statusCode===200?0:1)).on('error',()=>process.exit(1))"
 # tini runs node and passes signals on to it. -s: it reaps orphans also when it is not PID 1
 # itself (compose's `init: true` puts docker's own init there).
 ENTRYPOINT ["/usr/bin/tini", "-s", "--"]

@@ -119,7 +119,7 @@ describe('A dataset download whose client stops reading', () => {
     );
     // Opened once the request is answered: from then on the file is being sent.
     await until(async () => holdsOpen(files[format]) || undefined, 10_000, 10);
-    return { client, serverClosed, opened: Date.now() };
+    return { client, serverClosed, opened: Date.now(), serverSide };
   }
 
   it.each(FORMATS)(
@@ -127,7 +127,17 @@ describe('A dataset download whose client stops reading', () => {
     async (format) => {
       const warned = jest.spyOn(Logger.prototype, 'warn');
       try {
-        const { serverClosed, opened } = await request(format);
+        const { serverClosed, opened, serverSide } = await request(format);
+        // When the server's side last made progress: a byte handed to its socket, or one its
+        // buffer passed on. Node's socket timeout closed a stall after up to twice the setting
+        // (an HTTP audit), which the bound below refuses.
+        let progress = '';
+        let progressAt = Date.now();
+        const watch = setInterval(() => {
+          const now = `${serverSide.bytesWritten}:${serverSide.writableLength}`;
+          if (now !== progress) [progress, progressAt] = [now, Date.now()];
+        }, 10);
+        void serverClosed.finally(() => clearInterval(watch));
         // Not at once: the sockets' buffers take their fill first, then the timer runs.
         const closedAt = await within(
           serverClosed,
@@ -135,6 +145,8 @@ describe('A dataset download whose client stops reading', () => {
           () => new Error(`the connection was still open ${STALL_MS + 9000} ms after the file was`),
         );
         expect(closedAt - opened).toBeGreaterThanOrEqual(STALL_MS - 100);
+        expect(closedAt - progressAt).toBeGreaterThanOrEqual(STALL_MS - 100);
+        expect(closedAt - progressAt).toBeLessThan(STALL_MS * 1.5);
         await until(async () => !holdsOpen(files[format]) || undefined, 2000, 10);
         expect(warned).toHaveBeenCalledWith(
           { task_id: 'stall-x' },

@@ -45,6 +45,19 @@ describe("Errors of Node's HTTP parser", () => {
     checkAgainstDocument('/api/v1/health', answer);
   });
 
+  it('reads every header within 16 KB, the key after 1,200 others included', async () => {
+    const others = Array.from({ length: 1200 }, (_, index) => `a${index}: b\r\n`).join('');
+    const answer = parse(
+      await exchange(port, (socket) =>
+        socket.write(
+          `GET /api/v1/health HTTP/1.1\r\nHost: x\r\n${others}X-API-Key: ${TEST_MASTER_KEY}\r\n` +
+            'Connection: close\r\n\r\n',
+        ),
+      ),
+    );
+    expect(answer.status).toBe(200);
+  });
+
   it('answers a HEAD with headers over 16 KB with a 431 and no body, as HEAD answers are', async () => {
     const answer = await exchange(port, (socket) =>
       socket.write(

@@ -61,6 +61,25 @@ describe('Pipelined requests', () => {
     );
   });
 
+  // An HTTP audit's: a malformed request pipelined after valid ones had its 400 written in place
+  // of their answers, so a client read it as its POST's answer while the key was created.
+  it('answers the requests read before a malformed one first, then its 400, and closes', async () => {
+    const create =
+      'POST /api/v1/keys HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n' +
+      `X-API-Key: ${TEST_MASTER_KEY}\r\nContent-Length: 26\r\n\r\n{"name":"pipeline-probe"}\n`;
+    const socket = await pipelining(app, `${create}${health}${health}GARBAGE\r\n\r\n`);
+    let received = '';
+    for await (const chunk of socket) received += (chunk as Buffer).toString('latin1');
+    expect([...received.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => match[1])).toEqual([
+      '200',
+      '200',
+      '200',
+      '400',
+    ]);
+    expect(received).toMatch(/"key":"/);
+    expect(received).toMatch(/"detail":"Malformed HTTP request"/);
+  });
+
   it('opens no file for a request still waiting for its turn, and none stays open when the client leaves', async () => {
     const file = 'swagger-ui-bundle.js';
     const request = `GET /docs/${file} HTTP/1.1\r\nHost: localhost\r\n\r\n`;

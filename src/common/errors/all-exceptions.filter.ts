@@ -75,6 +75,15 @@ export class AllExceptionsFilter implements ExceptionFilter {
       sendError(request, response, status, httpExceptionBody(exception));
       return;
     }
+    const refusal = exposedClientError(exception);
+    if (refusal) {
+      // The static files' own headers, set before `send` refused: the answer is JSON now. A
+      // 416's Content-Range (`bytes */<size>`) stays, as RFC 9110 asks.
+      for (const header of ENTITY_HEADERS) response.removeHeader(header);
+      if (refusal.status !== 416) response.removeHeader('Content-Range');
+      sendError(request, response, refusal.status, { detail: refusal.message });
+      return;
+    }
     if (isDatabaseUnavailable(exception)) {
       this.outages.unavailable((exception as Error).message, requestIdOf(request, response));
       response.setHeader('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
@@ -105,6 +114,34 @@ export class AllExceptionsFilter implements ExceptionFilter {
     );
     response.destroy();
   }
+}
+
+/** What `send` sets for a file before it judges the request's Range and preconditions. */
+const ENTITY_HEADERS = [
+  'Content-Type',
+  'Content-Length',
+  'ETag',
+  'Last-Modified',
+  'Cache-Control',
+  'Accept-Ranges',
+];
+
+/**
+ * A client's error raised by a library as http-errors shapes it (a 4xx `status` and `expose`),
+ * not as an HttpException: the static handler under the docs path refuses an unsatisfiable
+ * Range (416) or a failed If-Match (412) so. Unrecognized, each was a 500 and an ERROR line with
+ * a stack, from requests anyone may send without a key (an HTTP audit).
+ */
+function exposedClientError(exception: unknown): { status: number; message: string } | undefined {
+  if (typeof exception !== 'object' || exception === null) return undefined;
+  const { status, expose, message } = exception as {
+    status?: unknown;
+    expose?: unknown;
+    message?: unknown;
+  };
+  if (expose !== true || typeof status !== 'number' || status < 400 || status > 499)
+    return undefined;
+  return { status, message: typeof message === 'string' ? message : String(status) };
 }
 
 function httpExceptionBody(exception: HttpException): { detail: unknown } {

@@ -77,6 +77,10 @@ export function answerClientErrors(
   allowedMethods: AllowedMethods,
   recordAnswer: (answer: SocketAnswer) => void,
 ): void {
+  // No count of headers: Node's default dropped every header past the 1000th without a word, an
+  // X-API-Key or a proxy's X-Forwarded-For at the end among them (an HTTP audit). The 16 KB of
+  // the request's head (a 431) bound them.
+  server.maxHeadersCount = 0;
   server.headersTimeout = limits.headersTimeoutMs;
   server.requestTimeout = limits.requestTimeoutMs;
   // Node's 5 s default closed idle connections a proxy in front still held for reuse (they keep
@@ -88,10 +92,18 @@ export function answerClientErrors(
   // listening): once a second, a slow client is cut off within a second of its limit.
   (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = 1000;
   (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+  const answerClientError = (error: NodeJS.ErrnoException, socket: Duplex): void => {
     // The request the socket was serving, if the parser got that far (a slow body, a pipelined
     // request's error): its answer may be under way, and it has its id.
     const serving = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+    // A request read whole before the one that failed (pipelined in the same write) is being
+    // handled: its answer is sent first, as HTTP/1.1's order asks, and this one's after it. Cut
+    // off, the client read the 400 as its POST's answer while the key it created was lost
+    // (an HTTP audit).
+    if (serving?.req?.complete && error.code !== 'ECONNRESET') {
+      afterOwedAnswers(socket, () => answerClientError(error, socket));
+      return;
+    }
     // Whatever it answers, the connection is ended or closed below: an answer whose head is not
     // written yet reaches no one (unless its request is answered here, answeredPastResponse).
     if (serving && !serving.headersSent) cutOffBeforeItsHead(serving);
@@ -123,7 +135,8 @@ export function answerClientErrors(
     // A request the app never had has no line of its own: this is it (a review's finding: the
     // client was given an id no log line carried, and the answer was in no count).
     recordAnswer({ id, method, status: left ? null : status, parserError });
-  });
+  };
+  server.on('clientError', answerClientError);
   server.on('checkExpectation', (request, response) => server.emit('request', request, response));
   const bodyLimitBytes = bytesOf(limits.bodyLimit);
   server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
@@ -176,6 +189,18 @@ export function socketAnswerRecorder(
       `${method} ${status ?? '-'} ${why}`,
     );
   };
+}
+
+/**
+ * Calls `then` once the socket has sent the answers of the requests read before its parser
+ * failed: Node hands the socket to each queued answer in turn as the one before finishes. Never,
+ * when the connection closes first (nothing is left to answer on it).
+ */
+function afterOwedAnswers(socket: Duplex, then: () => void): void {
+  const serving = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (!serving?.req?.complete) return then();
+  // Node's own 'finish' listener, added first, has handed the socket on by the time this runs.
+  serving.once('finish', () => afterOwedAnswers(socket, then));
 }
 
 /**

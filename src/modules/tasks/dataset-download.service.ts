@@ -112,6 +112,9 @@ export type DatasetAnswer = DatasetValidators &
 /** A dataset file as its task records it. */
 type RecordedFile = { file: string; bytes: number };
 
+/** How often a download's progress is looked at: a stall is closed this much past its time. */
+const STALL_CHECK_MS = 1000;
+
 /** Streams completed datasets; never a file that is not recorded as complete. */
 @Injectable()
 export class DatasetDownloadService {
@@ -244,10 +247,12 @@ export class DatasetDownloadService {
    * Closes the download of `file` to `response` once its client has read nothing for
    * DOWNLOAD_STALL_TIMEOUT_MS. A client that stops reading, its connection left open, held the
    * file's descriptor, its stream and the socket for good: Nest destroys the stream only when the
-   * response closes, and nothing closed it. Node restarts a socket's timer at each write it
-   * passes to the socket, and a write waits until the one before it has gone out, so the timer
-   * runs out only while no byte leaves for that long: a slow reader is not cut off. Once the
-   * response is done, the socket goes back to the keep-alive timeout.
+   * response closes, and nothing closed it. Progress is the socket's own: a byte handed to it
+   * (`bytesWritten`) or one its buffer passed on to the kernel (`writableLength` falling), so a
+   * slow reader is not cut off. Not Node's socket timeout: it lets a timer that runs out while
+   * its last write is still draining start once more, and a stalled download was closed after
+   * twice the setting (an HTTP audit). The check stops when the response is done; the socket
+   * keeps its keep-alive timeout.
    */
   closeWhenStalled(
     file: StreamableFile,
@@ -256,14 +261,29 @@ export class DatasetDownloadService {
     format: DatasetFormat,
   ): void {
     const stallMs = this.config.tasks.downloadStallTimeoutMs;
-    response.setTimeout(stallMs, () => {
-      this.logger.warn(
-        { task_id: id },
-        `task ${id}: ${format} download made no progress for ${stallMs} ms: connection closed`,
-      );
-      file.getStream().destroy();
-      response.destroy();
-    });
+    const progressOf = () => `${response.socket?.bytesWritten}:${response.socket?.writableLength}`;
+    let seen = progressOf();
+    let since = performance.now();
+    const check = setInterval(
+      () => {
+        const now = progressOf();
+        if (now !== seen || response.socket === null) {
+          seen = now;
+          since = performance.now();
+          return;
+        }
+        if (performance.now() - since < stallMs) return;
+        clearInterval(check);
+        this.logger.warn(
+          { task_id: id },
+          `task ${id}: ${format} download made no progress for ${stallMs} ms: connection closed`,
+        );
+        file.getStream().destroy();
+        response.destroy();
+      },
+      Math.min(STALL_CHECK_MS, stallMs / 10),
+    ).unref();
+    response.once('close', () => clearInterval(check));
   }
 
   private async parquetOf(task: CompletedTask, id: string): Promise<RecordedParquetFile> {
