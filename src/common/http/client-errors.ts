@@ -101,6 +101,10 @@ export function answerClientErrors(
     // off, the client read the 400 as its POST's answer while the key it created was lost
     // (an HTTP audit).
     if (serving?.req?.complete && error.code !== 'ECONNRESET') {
+      // Bytes arriving meanwhile meet the failed parser again, and Node reports each time: one
+      // answer is enough.
+      if (waitingToAnswer.has(socket)) return;
+      waitingToAnswer.add(socket);
       afterOwedAnswers(socket, () => answerClientError(error, socket));
       return;
     }
@@ -190,6 +194,9 @@ export function socketAnswerRecorder(
     );
   };
 }
+
+/** Sockets whose parser failed after requests it read whole: their answers go out first. */
+const waitingToAnswer = new WeakSet<Duplex>();
 
 /**
  * Calls `then` once the socket has sent the answers of the requests read before its parser
