@@ -11,6 +11,7 @@ import { RedisModule } from './common/redis/redis.module';
 import { RateLimitGuard } from './common/throttling/rate-limit.guard';
 import { ThrottlingModule } from './common/throttling/throttling.module';
 import { ClockModule } from './common/clock/clock';
+import { ShutdownNoticeModule } from './common/lifecycle/shutdown-notice';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { buildDataSourceOptions } from './database/data-source-options';
@@ -42,6 +43,7 @@ export class AppModule {
         ConfigModule.forRoot(config),
         ValidatorIdentityModule.forRoot(config.validatorKeypair),
         ClockModule,
+        ShutdownNoticeModule,
         LoggingModule,
         DatabaseOutageModule,
         MetricsModule,

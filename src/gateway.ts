@@ -24,6 +24,7 @@ import { EmbeddedDatabase, startEmbeddedPostgres } from './database/embedded-pos
 import { LockWaitEnded } from './database/migrate';
 import { loadValidatorKey, ValidatorKey } from './network/bittensor/validator-key';
 import { nodeAddress } from './common/security/node-address';
+import { ShutdownNotice } from './common/lifecycle/shutdown-notice';
 
 /**
  * A network started beside the gateway in place of a metagraph source. The development entry
@@ -188,6 +189,7 @@ async function startGateway(
   installGracefulShutdown(app, {
     timeoutMs: config.shutdownTimeoutMs,
     logger,
+    notice: app.get(ShutdownNotice),
     afterClose: async () => {
       idleMemory?.stop();
       await stopStarted();

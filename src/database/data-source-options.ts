@@ -92,6 +92,8 @@ export function buildDataSourceOptions(
   url: string,
   tuning?: Partial<DatabaseTuning>,
   applicationName = 'validator-gateway',
+  /** Further settings of each connection (pg's client options). */
+  connection: Record<string, unknown> = {},
 ): DataSourceOptions {
   return {
     type: 'postgres',
@@ -106,6 +108,7 @@ export function buildDataSourceOptions(
       max: tuning?.poolSize ?? DEFAULT_DATABASE_TUNING.poolSize,
       ...connectionBounds(tuning),
       application_name: applicationName,
+      ...connection,
     },
   };
 }
@@ -154,6 +157,15 @@ function connectionBounds(tuning: Partial<DatabaseTuning> | undefined) {
 }
 
 /**
+ * How long a migration's statement waits for a table's lock before it gives up, to try again
+ * later: a statement waiting for a lock puts every later one on that table in the queue behind
+ * it. Behind a client's 45 s transaction, an ALTER TABLE held every replica's queries on
+ * stored_items, and then their pools, for 45 s: 503s on endpoints that never read that table (a
+ * rolling-upgrade audit). So long, those queries wait that long at most.
+ */
+export const MIGRATION_LOCK_TIMEOUT_MS = 2000;
+
+/**
  * The migrating connections' `application_name`: a migration waiting on a lock is found by it
  * (migrate.ts, watchMigrating), and an operator tells it from the service's own sessions.
  */
@@ -175,6 +187,8 @@ export function buildMigrationDataSourceOptions(
     url,
     { poolSize: 2, statementTimeoutMs: 0, connectTimeoutMs },
     MIGRATING_APPLICATION_NAME,
+    // A statement waiting for a table's lock gives way (migrate.ts tries again).
+    { lock_timeout: MIGRATION_LOCK_TIMEOUT_MS },
   );
 }
 

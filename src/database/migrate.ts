@@ -1,5 +1,5 @@
 import { DataSource, QueryRunner } from 'typeorm';
-import { buildMigrationDataSourceOptions } from './data-source-options';
+import { buildMigrationDataSourceOptions, MIGRATION_LOCK_TIMEOUT_MS } from './data-source-options';
 import { checkPostgresVersion } from './postgres-version';
 
 /** Arbitrary constant shared by every replica so that only one of them migrates at a time. */
@@ -29,11 +29,18 @@ export interface MigrationProgress {
  * migrated.
  */
 export class LockWaitEnded extends Error {
-  constructor(readonly reason: string) {
-    super(`${reason} while waiting for the migration lock: stopped, nothing migrated`);
+  constructor(
+    readonly reason: string,
+    during = 'while waiting for the migration lock: stopped, nothing migrated',
+  ) {
+    super(`${reason} ${during}`);
     this.name = 'LockWaitEnded';
   }
 }
+
+/** The first wait before a migration that gave up on a lock is tried again; doubled each time. */
+const LOCK_RETRY_FIRST_MS = 1000;
+const LOCK_RETRY_MAX_MS = 30_000;
 
 /** How often an ended wait is cancelled again until it gives up (a cancel can come first). */
 const CANCEL_AGAIN_MS = 200;
@@ -123,11 +130,13 @@ export async function runMigrations(
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {
+    // The migration lock is waited for as long as a replica migrates (an advisory lock counts
+    // for lock_timeout too); the migrations' own statements are the ones bounded.
+    await runner.query('SET lock_timeout = 0');
     await takeMigrationLock(runner, progress);
     const stopWatching = watchMigrating(runner, progress);
     try {
-      const applied = await dataSource.runMigrations({ transaction: 'each' });
-      return applied.map((migration) => migration.name);
+      return await migrateGivingWay(dataSource, progress);
     } finally {
       stopWatching();
     }
@@ -135,6 +144,80 @@ export async function runMigrations(
     await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
     await runner.release();
   }
+}
+
+/**
+ * Runs the pending migrations, each in its transaction; one whose statement could not take a
+ * table's lock within MIGRATION_LOCK_TIMEOUT_MS is rolled back and tried again after a pause (1 s,
+ * doubling to 30 s), until it runs. The migrations applied before it stay applied. A shutdown
+ * signal during a pause (MigrationProgress.onWait) ends it with LockWaitEnded.
+ */
+async function migrateGivingWay(
+  dataSource: DataSource,
+  progress?: MigrationProgress,
+): Promise<string[]> {
+  const before = await recordedMigrations(dataSource);
+  for (let pauseMs = LOCK_RETRY_FIRST_MS; ; pauseMs = Math.min(pauseMs * 2, LOCK_RETRY_MAX_MS)) {
+    try {
+      await dataSource.runMigrations({ transaction: 'each' });
+      break;
+    } catch (error) {
+      if (!isLockTimeout(error)) throw error;
+      progress?.report(
+        `a migration waited ${MIGRATION_LOCK_TIMEOUT_MS / 1000} s for a table's lock (a long ` +
+          'transaction of another client, or a replica of an older release, holds it) and gave ' +
+          `way, so that the service's queries do not queue behind it; trying again in ` +
+          `${pauseMs / 1000} s`,
+      );
+      await pauseUnlessEnded(pauseMs, progress);
+    }
+  }
+  const after = await recordedMigrations(dataSource);
+  return after.filter((name) => !before.includes(name));
+}
+
+/** The names the migrations table records, in the order they ran (none before the first run). */
+async function recordedMigrations(dataSource: DataSource): Promise<string[]> {
+  const [table] = await dataSource.query<{ exists: boolean }[]>(
+    `SELECT to_regclass('migrations') IS NOT NULL AS exists`,
+  );
+  if (!table.exists) return [];
+  const rows = await dataSource.query<{ name: string }[]>(
+    'SELECT name FROM migrations ORDER BY id',
+  );
+  return rows.map((row) => row.name);
+}
+
+/** Postgres' lock_not_available: a statement gave up waiting for a lock (lock_timeout). */
+function isLockTimeout(error: unknown): boolean {
+  const { code, driverError } = error as { code?: unknown; driverError?: { code?: unknown } };
+  return code === '55P03' || driverError?.code === '55P03';
+}
+
+async function pauseUnlessEnded(ms: number, progress?: MigrationProgress): Promise<void> {
+  let ended: string | undefined;
+  let wake = () => undefined as void;
+  const paused = new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    wake = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+  });
+  const pauseIsOver = progress?.onWait?.((reason) => {
+    ended ??= reason;
+    wake();
+  });
+  try {
+    await paused;
+  } finally {
+    pauseIsOver?.();
+  }
+  if (ended !== undefined)
+    throw new LockWaitEnded(
+      ended,
+      'while waiting to try a migration again: stopped, the migrations before it applied',
+    );
 }
 
 /**

@@ -43,9 +43,11 @@ describe('The development entry point with its embedded Postgres', () => {
     // 64 miners (the most the devnet runs) synced one at a time, and the test holds the lock
     // each miner's write takes until the shutdown began: the signal comes within the sync
     // whatever the machine's load (timed alone, a loaded fresh-clone CI run finished the sync,
-    // with 24 and then with 48 miners, before the signal reached it). The lock is taken once the
-    // sync runs, so the sync's whole length is the test's time to take it: a local `npm test`,
-    // beside other e2e runs, took over the 3.5 s that 48 miners gave.
+    // with 24 and then with 48 miners, before the signal reached it). The sync hears of the
+    // shutdown at the signal, before the "draining" line that releases the lock (ShutdownNotice):
+    // it heard only at the app's close, after the drain, and a loaded run saw it go on through
+    // the drain to its last miner. The lock is taken once the sync runs, so the sync's length is
+    // the test's time to take it: 64 miners give it about 5 s.
     const app = await startAppProcess(
       {
         DATA_DIR: dataDir,

@@ -176,7 +176,7 @@ describe('Two service processes on one Postgres and one Redis', () => {
     expect(remaining).toEqual(Array.from({ length: 13 }, (_, i) => i));
   });
 
-  it("see a key's new limit on both within one second, 5 times over", async () => {
+  it("see a key's new limit on both within 3 s (the key cache's 10 s without the word), 5 times over", async () => {
     const delays: number[] = [];
     for (let round = 0; round < 5; round++) {
       const { key, id } = await createKeyWithId(apps[0], `to-change-${round}`, 'regular', {
@@ -201,9 +201,10 @@ describe('Two service processes on one Postgres and one Redis', () => {
         }, 5000),
       );
     }
-    // The README's promise; the bound was 0.5 s against a 1 s cache, which a loaded machine
-    // overran (515 ms) while a failed announcement could still have passed the other test.
-    expect(Math.max(...delays)).toBeLessThan(1000);
+    // The announcement, not the cache's end, made the other see it: without it the key stays
+    // cached 10 s here. Bounds of 0.5 s and then 1 s measured the machine as much: a loaded one
+    // took 515 ms, and at half a core 589 ms (an audit of timing in tests). Usually a few ms.
+    expect(Math.max(...delays)).toBeLessThan(3000);
   });
 
   it('run the index sync once between them', async () => {
@@ -252,7 +253,7 @@ describe('Two service processes on one Postgres and one Redis', () => {
     expect(Math.max(...perMiner)).toBe(2);
   });
 
-  it('see a deactivated key on both within one second, 20 times over', async () => {
+  it("see a deactivated key on both within 3 s (the key cache's 10 s without the word), 20 times over", async () => {
     // The worst case: the key was just looked up (and cached) by both; KEY_CACHE_TTL_MS is
     // 10 s here, so only the announcement over Redis can make the other one refuse in time.
     const delays: number[] = [];
@@ -276,7 +277,8 @@ describe('Two service processes on one Postgres and one Redis', () => {
       `deactivation seen by the other replica after (ms, 20 rounds): median ${median(delays)}, ` +
         `worst ${Math.max(...delays)}`,
     );
-    expect(Math.max(...delays)).toBeLessThan(1000);
+    // As for the new limit above: well within the cache's 10 s, with room for a loaded machine.
+    expect(Math.max(...delays)).toBeLessThan(3000);
   }, 60_000);
 
   it('register tasks atomically under concurrent, conflicting submissions to both', async () => {

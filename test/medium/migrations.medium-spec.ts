@@ -5,18 +5,21 @@ import { DataSource, MigrationInterface, QueryRunner } from 'typeorm';
 import {
   buildDataSourceOptions,
   buildMigrationDataSourceOptions,
+  MIGRATION_LOCK_TIMEOUT_MS,
   MIGRATIONS,
 } from '../../src/database/data-source-options';
 import {
   describeMigrations,
   LockWaitEnded,
   migrateDatabase,
+  MigrationReport,
   MIGRATION_LOCK_ID,
   runMigrations,
 } from '../../src/database/migrate';
 import { migrateFromCommandLine, runMigrationCommand } from '../../src/database/migrate-command';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { eventually } from '../support/metrics';
+import { within } from '../../src/common/within';
 
 /** SHOW statement_timeout on a connection made with `options`. */
 async function statementTimeoutOf(options: ReturnType<typeof buildDataSourceOptions>) {
@@ -262,6 +265,41 @@ describe('Migrating the schema (migrateDatabase: start-up, `npm run migration:ru
       await migrating;
     },
   );
+
+  // A rolling-upgrade audit: an ALTER TABLE waiting behind a client's 45 s transaction put every
+  // replica's queries on that table in the queue behind it, then filled their pools: 503s for
+  // 46 s on endpoints that never read the table. The migration now gives way and tries again.
+  it("gives way to a client's transaction on a table it alters, so that others' queries do not queue behind it, then migrates", async () => {
+    await migrateTo(url, MIGRATIONS.length - 1);
+    const holder = new Client({ connectionString: url });
+    const reader = new Client({ connectionString: url });
+    await holder.connect();
+    await reader.connect();
+    const lines: string[] = [];
+    let migrating: Promise<MigrationReport> | undefined;
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT count(*) FROM stored_items');
+      migrating = migrateDatabase(url, undefined, {
+        report: (line) => lines.push(line),
+        reportEveryMs: 60_000,
+      });
+      await eventually(async () => expect(lines.join('\n')).toMatch(/gave way/));
+      expect(lines[0]).toBe(
+        `a migration waited ${MIGRATION_LOCK_TIMEOUT_MS / 1000} s for a table's lock (a long ` +
+          'transaction of another client, or a replica of an older release, holds it) and gave ' +
+          "way, so that the service's queries do not queue behind it; trying again in 1 s",
+      );
+      // Behind a migration that waited for good, this read waited until the transaction ended,
+      // which is only after it (the finally below): it timed out.
+      await within(reader.query('SELECT count(*) FROM stored_items'), 15_000);
+    } finally {
+      await holder.end();
+    }
+    const report = await migrating;
+    expect(report.applied).toEqual([MIGRATIONS.at(-1)!.name]);
+    await reader.end();
+  }, 30_000);
 
   // A shutdown signal at start-up ends the wait (gateway.ts). Left to the process's exit, its
   // session stayed queued for the lock, and took it, after the process was gone.

@@ -445,8 +445,10 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
       loaded: await service.anyIndexLoaded(),
     });
     // The replica whose breaker opened records it, as it does in the app.
+    // A cooldown no stall of the test outlasts: its end is brought on by hand below (a real
+    // 300 ms one failed if the test was held that long between the write and the look).
     const config = {
-      network: { credibilityAlpha: 0.5, breakerCooldownMs: 300 },
+      network: { credibilityAlpha: 0.5, breakerCooldownMs: 60_000 },
     } as unknown as AppConfig;
     const metagraph = { updateState: () => undefined } as unknown as MetagraphService;
     const recorder = new CredibilityRecorder(miners, metagraph, config);
@@ -456,7 +458,9 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
     expect(await askable()).toEqual({ holders: [], latest: undefined, loaded: false });
 
     // No breaker of this replica (just started, or another one) ever opened or closed for it.
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await database.query(
+      `UPDATE miners SET failing_until = now() - interval '1 millisecond' WHERE uid = 2`,
+    );
     expect(await askable()).toEqual({ holders: [2], latest: HOUR, loaded: true });
     await repository.replaceMinerIndex(2, []);
   });

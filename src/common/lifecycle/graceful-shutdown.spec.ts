@@ -9,6 +9,7 @@ import {
   installGracefulShutdown,
   REPEATED_SIGNAL_WINDOW_MS,
 } from './graceful-shutdown';
+import type { ShutdownNotice } from './shutdown-notice';
 
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 type SignalListener = (signal: NodeJS.Signals) => void;
@@ -99,6 +100,7 @@ async function setUp(options: {
       exited(code);
     },
     now: () => clock,
+    notice: { begin: () => events.push('shutdown noticed') } as unknown as ShutdownNotice,
   });
   const listeners = addedListeners(before);
   const signal = (name: (typeof SIGNALS)[number]) => {
@@ -180,8 +182,15 @@ describe('installGracefulShutdown', () => {
     expect(await refused(port)).toBe(true);
     expect(await inFlight).toBe('200 done');
     expect(await exit).toBe(0);
-    // The app closes (the miner calls, the pools) only once the answer is out.
-    expect(events).toEqual(['request /slow', 'app closed', 'after close', 'exit 0']);
+    // The app closes (the miner calls, the pools) only once the answer is out; the background
+    // jobs hear of the shutdown at the signal (they start no new miner calls while it drains).
+    expect(events).toEqual([
+      'request /slow',
+      'shutdown noticed',
+      'app closed',
+      'after close',
+      'exit 0',
+    ]);
     expect(lines).toContain('SIGTERM: draining in-flight requests, then shutting down');
     expect(lines).toContainEqual(expect.stringMatching(/^HTTP server drained in \d+ ms$/));
     expect(lines).toContain('shutdown complete');
@@ -237,7 +246,13 @@ describe('installGracefulShutdown', () => {
     // Cut at the timeout, not at some later moment; a loaded machine may fire it seconds late.
     expect(Date.now() - signalled).toBeLessThan(300 + 2000);
     expect(await exit).toBe(0);
-    expect(events).toEqual(['request /never', 'app closed', 'after close', 'exit 0']);
+    expect(events).toEqual([
+      'request /never',
+      'shutdown noticed',
+      'app closed',
+      'after close',
+      'exit 0',
+    ]);
     // A warning: answers their clients never got.
     expect(warnings).toContainEqual(
       expect.stringMatching(
@@ -284,7 +299,13 @@ describe('installGracefulShutdown', () => {
     signal('SIGTERM');
     expect(await inFlight).toBe('200 done');
     expect(await exit).toBe(0);
-    expect(events).toEqual(['request /slow', 'app closed', 'after close', 'exit 0']);
+    expect(events).toEqual([
+      'request /slow',
+      'shutdown noticed',
+      'app closed',
+      'after close',
+      'exit 0',
+    ]);
     expect(lines.filter((line) => line.includes('again'))).toEqual([
       `SIGINT again within ${REPEATED_SIGNAL_WINDOW_MS} ms: the same signal passed on, still draining`,
       `SIGTERM again within ${REPEATED_SIGNAL_WINDOW_MS} ms: the same signal passed on, still draining`,

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import { constants } from 'node:os';
 import type { INestApplication, LoggerService } from '@nestjs/common';
 import { cutOffBeforeItsHead } from '../response-done';
+import type { ShutdownNotice } from './shutdown-notice';
 
 export interface GracefulShutdownOptions {
   /** How long in-flight requests may run once draining starts; then their sockets are cut. */
@@ -14,6 +15,8 @@ export interface GracefulShutdownOptions {
   exit?: (code: number) => void;
   /** Default: Date.now. Tests pass their own clock. */
   now?: () => number;
+  /** Told at the first signal, before the drain: the background jobs read it. */
+  notice?: ShutdownNotice;
 }
 
 /**
@@ -95,6 +98,7 @@ export function installGracefulShutdown(
       return;
     }
     firstSignalAt = at;
+    options.notice?.begin();
     options.logger.log(`${signal}: draining in-flight requests, then shutting down`, 'Shutdown');
     void shutDown(app, options, answers).then(
       () => exit(0),

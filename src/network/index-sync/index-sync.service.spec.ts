@@ -5,6 +5,7 @@ import { linesLoggedBy } from '../../../test/support/logging-context';
 import { until } from '../../../test/support/until';
 import { Clock } from '../../common/clock/clock';
 import { CountsForInterval, JobRunner } from '../../common/jobs/job-runner';
+import { ShutdownNotice } from '../../common/lifecycle/shutdown-notice';
 import { MetricsService } from '../../common/metrics/metrics.service';
 import { AppConfig } from '../../config/app-config';
 import { IndexSpotChecks, SpotCheckResult, SyncedMiner } from './index-spot-checks';
@@ -86,6 +87,7 @@ const services: IndexSyncService[] = [];
 function setUp(options: SetUpOptions = {}) {
   const miners = Array.from({ length: options.miners ?? 3 }, (_, index) => minerOf(index + 1));
   const clock = options.clock ?? clockFrom();
+  const shutdown = new ShutdownNotice();
   const fetched: { uid: number; at: number }[] = [];
   /** When each waiting miner's budget has a call again, as told to the service. */
   const nextAt = new Map<number, number>();
@@ -177,6 +179,7 @@ function setUp(options: SetUpOptions = {}) {
     clock,
     config,
     metrics as unknown as MetricsService,
+    shutdown,
   );
   services.push(service);
   return {
@@ -191,6 +194,7 @@ function setUp(options: SetUpOptions = {}) {
     metrics,
     metagraph,
     counted,
+    shutdown,
   };
 }
 
@@ -757,6 +761,24 @@ describe(IndexSyncService.name, () => {
         expect.stringMatching(
           /^index sync cut short by shutdown after [\d.]+ s: 1\/3 miners, 1 rows loaded/,
         ),
+      );
+    });
+
+    // The app's close, which stops the job, comes after the drain of users' requests: the sync
+    // went on through it, miner after miner (a flake of the Ctrl-C e2e found it finishing).
+    it('calls no further miner once the shutdown began, before the app closes', async () => {
+      const { service, fetched, shutdown } = setUp({
+        miners: 3,
+        fetch: (miner) => {
+          shutdown.begin();
+          return Promise.resolve(rowsOf(miner.uid));
+        },
+      });
+      const report = await syncOnce(service);
+      expect(fetched.map(({ uid }) => uid)).toEqual([1]);
+      expect(report.synced).toBe(1);
+      expect(logs).toHaveBeenLastCalledWith(
+        expect.stringMatching(/^index sync cut short by shutdown after [\d.]+ s: 1\/3 miners/),
       );
     });
 

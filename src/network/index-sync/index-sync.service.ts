@@ -25,6 +25,7 @@ import {
   IndexSyncReport,
   progressLine,
 } from './index-sync-report';
+import { ShutdownNotice } from '../../common/lifecycle/shutdown-notice';
 import { MinerQueue } from './miner-queue';
 import { MinerSync } from './miner-sync';
 import { OutdatedDrops } from './outdated-drops';
@@ -73,6 +74,7 @@ export class IndexSyncService
     clock: Clock,
     @InjectConfig() private readonly config: AppConfig,
     private readonly metrics: MetricsService,
+    private readonly shutdown: ShutdownNotice,
   ) {
     this.job = new PeriodicJob(
       jobs,
@@ -87,7 +89,7 @@ export class IndexSyncService
         return report !== undefined && calledSomeMiner(report);
       },
     );
-    this.queue = new MinerQueue(budgets, clock, config, () => this.stopping);
+    this.queue = new MinerQueue(budgets, clock, config, () => this.isStopping());
     this.minerSync = new MinerSync(network, index, clock, config, this.logger);
     this.drops = new OutdatedDrops(network, index, clock, this.logger);
   }
@@ -100,6 +102,14 @@ export class IndexSyncService
   onModuleDestroy(): void {
     this.stopping = true;
     this.job.stop();
+  }
+
+  /**
+   * From the first signal on, no next miner is synced: the drain that comes before the app's
+   * close (onModuleDestroy) is for users' requests, not for more miner calls.
+   */
+  private isStopping(): boolean {
+    return this.stopping || this.shutdown.hasBegun();
   }
 
   /** After the miner client aborted its calls (onModuleDestroy), a running sync ends quickly. */
@@ -144,9 +154,9 @@ export class IndexSyncService
       );
     }
     const worker = async () => {
-      for (let next = queue.shift(); next && !this.stopping; next = queue.shift()) {
+      for (let next = queue.shift(); next && !this.isStopping(); next = queue.shift()) {
         await this.queue.waitForBudget(next.notBefore);
-        if (this.stopping) break;
+        if (this.isStopping()) break;
         const { miner } = next;
         const rows = await this.minerSync.sync(miner, report, missed);
         finished++;
@@ -162,17 +172,17 @@ export class IndexSyncService
       }
     };
     await Promise.all(Array.from({ length: this.config.network.indexSync.concurrency }, worker));
-    if (!this.stopping && this.spotChecksDue(report)) {
+    if (!this.isStopping() && this.spotChecksDue(report)) {
       this.spotChecksRanAt = performance.now();
       report.spotChecks = await this.spotChecks.check(synced);
     }
     // Checked after the spot checks too: shutdown aborts their calls.
-    if (!this.stopping) await this.drops.drop(report, missed);
+    if (!this.isStopping()) await this.drops.drop(report, missed);
     // One reading of the clock for both: the line names it to the hundredth, the metric whole.
     const seconds = (performance.now() - started) / 1000;
     report.seconds = roundTo(seconds, 2);
     // Neither spot checks nor drops ran when stopping (see the class comment).
-    this.logger.log(endLine(report, this.stopping));
+    this.logger.log(endLine(report, this.isStopping()));
     this.metrics.observeIndexSync({ ...report, seconds });
     return report;
   }
