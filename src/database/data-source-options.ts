@@ -157,11 +157,12 @@ function connectionBounds(tuning: Partial<DatabaseTuning> | undefined) {
 }
 
 /**
- * How long a migration's statement waits for a table's lock before it gives up, to try again
- * later: a statement waiting for a lock puts every later one on that table in the queue behind
- * it. Behind a client's 45 s transaction, an ALTER TABLE held every replica's queries on
+ * How long a migration waits for each lock it takes before it gives up, to try again later: a
+ * statement waiting for a lock puts every later one on that table in the queue behind it.
+ * Behind a client's 45 s transaction, an ALTER TABLE held every replica's queries on
  * stored_items, and then their pools, for 45 s: 503s on endpoints that never read that table (a
- * rolling-upgrade audit). So long, those queries wait that long at most.
+ * rolling-upgrade audit). It bounds each wait, not the migration: queries on a table it altered
+ * still wait for its transaction to end, as long as the migration runs.
  */
 export const MIGRATION_LOCK_TIMEOUT_MS = 2000;
 
@@ -182,13 +183,15 @@ export const MIGRATING_APPLICATION_NAME = 'validator-gateway migrations';
 export function buildMigrationDataSourceOptions(
   url: string,
   connectTimeoutMs?: number,
+  giveWay = false,
 ): DataSourceOptions {
   return buildDataSourceOptions(
     url,
     { poolSize: 2, statementTimeoutMs: 0, connectTimeoutMs },
     MIGRATING_APPLICATION_NAME,
-    // A statement waiting for a table's lock gives way (migrate.ts tries again).
-    { lock_timeout: MIGRATION_LOCK_TIMEOUT_MS },
+    // `giveWay`: a wait for a table's lock ends after MIGRATION_LOCK_TIMEOUT_MS, for migrating
+    // (migrateDatabase tries again). Not for the TypeORM CLI's revert, which would fail instead.
+    giveWay ? { lock_timeout: MIGRATION_LOCK_TIMEOUT_MS } : {},
   );
 }
 

@@ -17,16 +17,17 @@ export interface MigrationProgress {
   /** LOCK_WAIT_REPORT_MS unless said (tests). */
   reportEveryMs?: number;
   /**
-   * Called as a wait for the lock begins, with the function that ends it (start-up: on a
-   * shutdown signal); migrating then fails with LockWaitEnded, nothing migrated. What it
-   * returns is called once the wait is over, however it ended.
+   * Called as a wait begins (for the migration lock, or before a migration that gave way is
+   * tried again), with the function that ends it (start-up: on a shutdown signal); migrating
+   * then fails with LockWaitEnded, what was applied before the wait staying applied (nothing,
+   * for the migration lock). What it returns is called once the wait is over, however it ended.
    */
   onWait?(end: (reason: string) => void): () => void;
 }
 
 /**
- * A wait for the migration lock ended by the caller (MigrationProgress.onWait): nothing was
- * migrated.
+ * A wait ended by the caller (MigrationProgress.onWait): for the migration lock (nothing was
+ * migrated), or before a migration that gave way was tried again (those before it stay applied).
  */
 export class LockWaitEnded extends Error {
   constructor(
@@ -65,17 +66,14 @@ export async function migrateDatabase(
   connectTimeoutMs?: number,
   progress?: MigrationProgress,
 ): Promise<MigrationReport> {
-  const dataSource = new DataSource(buildMigrationDataSourceOptions(url, connectTimeoutMs));
+  const dataSource = new DataSource(buildMigrationDataSourceOptions(url, connectTimeoutMs, true));
   await dataSource.initialize();
   try {
     // A server too old is refused before the lock, not half-way through the migrations.
     await checkPostgresVersion((sql) => dataSource.query(sql));
     const applied = await runMigrations(dataSource, progress);
     const known = new Set(dataSource.migrations.map((migration) => migration.name));
-    const recorded = await dataSource.query<{ name: string }[]>(
-      'SELECT name FROM migrations ORDER BY id',
-    );
-    const unknown = recorded.map((row) => row.name).filter((name) => !known.has(name));
+    const unknown = (await recordedMigrations(dataSource)).filter((name) => !known.has(name));
     const [{ autovacuum }] = await dataSource.query<{ autovacuum: string }[]>('SHOW autovacuum');
     return { applied, unknown, autovacuumOff: autovacuum !== 'on' };
   } finally {
@@ -142,6 +140,8 @@ export async function runMigrations(
     }
   } finally {
     await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
+    // The pooled connection goes back as it came (runMigrations takes any DataSource).
+    await runner.query('RESET lock_timeout').catch(() => undefined);
     await runner.release();
   }
 }

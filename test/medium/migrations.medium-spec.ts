@@ -295,10 +295,10 @@ describe('Migrating the schema (migrateDatabase: start-up, `npm run migration:ru
       await within(reader.query('SELECT count(*) FROM stored_items'), 15_000);
     } finally {
       await holder.end();
+      await reader.end();
     }
     const report = await migrating;
     expect(report.applied).toEqual([MIGRATIONS.at(-1)!.name]);
-    await reader.end();
   }, 30_000);
 
   // A shutdown signal at start-up ends the wait (gateway.ts). Left to the process's exit, its

@@ -77,8 +77,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     const refusal = exposedClientError(exception);
     if (refusal) {
-      // The static files' own headers, set before `send` refused: the answer is JSON now. A
-      // 416's Content-Range (`bytes */<size>`) stays, as RFC 9110 asks.
+      // Any library's exposed 4xx, the docs files' `send` the one known: the headers it set for
+      // the file go (the answer is JSON now), but a 416's Content-Range (`bytes */<size>`), as
+      // RFC 9110 asks. An app header set before (ETag, Cache-Control) goes too; such an error
+      // brings no Allow or WWW-Authenticate of its own.
       for (const header of ENTITY_HEADERS) response.removeHeader(header);
       if (refusal.status !== 416) response.removeHeader('Content-Range');
       sendError(request, response, refusal.status, { detail: refusal.message });

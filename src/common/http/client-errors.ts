@@ -100,7 +100,7 @@ export function answerClientErrors(
     // handled: its answer is sent first, as HTTP/1.1's order asks, and this one's after it. Cut
     // off, the client read the 400 as its POST's answer while the key it created was lost
     // (an HTTP audit).
-    if (serving?.req?.complete && error.code !== 'ECONNRESET') {
+    if (serving?.req?.complete && isParserError(error)) {
       // Bytes arriving meanwhile meet the failed parser again, and Node reports each time: one
       // answer is enough.
       if (waitingToAnswer.has(socket)) return;
@@ -193,6 +193,14 @@ export function socketAnswerRecorder(
       `${method} ${status ?? '-'} ${why}`,
     );
   };
+}
+
+/**
+ * An error of the request parser (or its timeouts), which leaves the socket able to send what it
+ * owes; a socket error (EPIPE, ETIMEDOUT) is the connection itself gone.
+ */
+function isParserError(error: NodeJS.ErrnoException): boolean {
+  return error.code?.startsWith('HPE_') === true || error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
 }
 
 /** Sockets whose parser failed after requests it read whole: their answers go out first. */

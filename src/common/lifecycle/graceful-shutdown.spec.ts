@@ -57,7 +57,13 @@ async function setUp(options: {
       unanswered.push(response);
       return;
     }
-    setTimeout(() => response.end('done'), request.url === '/slow' ? (options.slowMs ?? 0) : 0);
+    setTimeout(
+      () => {
+        if (request.url === '/slow') events.push('answered /slow');
+        response.end('done');
+      },
+      request.url === '/slow' ? (options.slowMs ?? 0) : 0,
+    );
   });
   // Node's own 5 s idle timeout would close a kept-alive connection the drain must close itself.
   server.keepAliveTimeout = 60_000;
@@ -182,11 +188,12 @@ describe('installGracefulShutdown', () => {
     expect(await refused(port)).toBe(true);
     expect(await inFlight).toBe('200 done');
     expect(await exit).toBe(0);
-    // The app closes (the miner calls, the pools) only once the answer is out; the background
-    // jobs hear of the shutdown at the signal (they start no new miner calls while it drains).
+    // The app closes (the miner calls, the pools) only once the answer is out; the index sync
+    // hears of the shutdown at the signal, before the answer (no new miner calls while it drains).
     expect(events).toEqual([
       'request /slow',
       'shutdown noticed',
+      'answered /slow',
       'app closed',
       'after close',
       'exit 0',
@@ -302,6 +309,7 @@ describe('installGracefulShutdown', () => {
     expect(events).toEqual([
       'request /slow',
       'shutdown noticed',
+      'answered /slow',
       'app closed',
       'after close',
       'exit 0',

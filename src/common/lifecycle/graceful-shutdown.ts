@@ -15,7 +15,7 @@ export interface GracefulShutdownOptions {
   exit?: (code: number) => void;
   /** Default: Date.now. Tests pass their own clock. */
   now?: () => number;
-  /** Told at the first signal, before the drain: the background jobs read it. */
+  /** Told at the first signal, before the drain: the index sync reads it. */
   notice?: ShutdownNotice;
 }
 

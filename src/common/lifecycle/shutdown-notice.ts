@@ -19,7 +19,7 @@ export class ShutdownNotice {
   }
 }
 
-/** Global: the signal handler (gateway.ts) sets it, background jobs read it. */
+/** Global: the signal handler (gateway.ts) sets it, the index sync reads it. */
 @Global()
 @Module({ providers: [ShutdownNotice], exports: [ShutdownNotice] })
 export class ShutdownNoticeModule {}

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Clock } from '../../common/clock/clock';
+import { DAY_MS } from '../../common/clock/durations';
 import { DatabaseOutageLog } from '../../common/database-outage-log';
 import { RedisConnection } from '../../common/redis/redis-connection';
 import { loadConfig } from '../../config/load-config';
@@ -162,7 +163,7 @@ describe(HealthService.name, () => {
   // A date a person reads is on the service's clock, as task lifetimes and key expiry are
   // (docs/decisions.md, "Clocks"): it was the machine's, a day apart under CLOCK_SIMULATION.
   it("dates health and system-status by the service's clock", async () => {
-    world.clock.advance(86_400_000);
+    world.clock.advance(DAY_MS);
     const tomorrow = world.clock.now().getTime();
     for (const report of [await world.service().health(), await world.service().systemStatus()])
       expect(Math.abs(Date.parse(report.timestamp) - tomorrow)).toBeLessThan(60_000);

@@ -261,11 +261,24 @@ export class DatasetDownloadService {
     format: DatasetFormat,
   ): void {
     const stallMs = this.config.tasks.downloadStallTimeoutMs;
+    // The connection, also while a pipelined answer waits for its turn (no socket of its own
+    // yet): a client that left then never closes the response, and the check would run for good.
+    const connection = response.req.socket;
+    const gone = () => response.destroyed || connection.destroyed;
+    if (gone()) {
+      file.getStream().destroy();
+      return;
+    }
     const progressOf = () => `${response.socket?.bytesWritten}:${response.socket?.writableLength}`;
     let seen = progressOf();
     let since = performance.now();
     const check = setInterval(
       () => {
+        if (gone()) {
+          clearInterval(check);
+          file.getStream().destroy();
+          return;
+        }
         const now = progressOf();
         if (now !== seen || response.socket === null) {
           seen = now;
