@@ -179,6 +179,20 @@ async function untilRequested(events: string[], path: string): Promise<void> {
   await until(async () => events.includes(`request ${path}`) || undefined, 5000, 5);
 }
 
+/**
+ * A shutdown with /slow in flight, in order: the index sync hears of it at the signal, before the
+ * answer (no new miner calls while the requests drain); the app closes (the miner calls, the
+ * pools) only once the answer is out.
+ */
+const SLOW_REQUEST_THEN_SHUTDOWN = [
+  'request /slow',
+  'shutdown noticed',
+  'answered /slow',
+  'app closed',
+  'after close',
+  'exit 0',
+];
+
 describe('installGracefulShutdown', () => {
   it('finishes the request in flight, refuses new connections, then closes the app and exits 0', async () => {
     const { port, events, lines, exit, signal } = await start({ timeoutMs: 5000, slowMs: 300 });
@@ -188,16 +202,7 @@ describe('installGracefulShutdown', () => {
     expect(await refused(port)).toBe(true);
     expect(await inFlight).toBe('200 done');
     expect(await exit).toBe(0);
-    // The app closes (the miner calls, the pools) only once the answer is out; the index sync
-    // hears of the shutdown at the signal, before the answer (no new miner calls while it drains).
-    expect(events).toEqual([
-      'request /slow',
-      'shutdown noticed',
-      'answered /slow',
-      'app closed',
-      'after close',
-      'exit 0',
-    ]);
+    expect(events).toEqual(SLOW_REQUEST_THEN_SHUTDOWN);
     expect(lines).toContain('SIGTERM: draining in-flight requests, then shutting down');
     expect(lines).toContainEqual(expect.stringMatching(/^HTTP server drained in \d+ ms$/));
     expect(lines).toContain('shutdown complete');
@@ -306,14 +311,7 @@ describe('installGracefulShutdown', () => {
     signal('SIGTERM');
     expect(await inFlight).toBe('200 done');
     expect(await exit).toBe(0);
-    expect(events).toEqual([
-      'request /slow',
-      'shutdown noticed',
-      'answered /slow',
-      'app closed',
-      'after close',
-      'exit 0',
-    ]);
+    expect(events).toEqual(SLOW_REQUEST_THEN_SHUTDOWN);
     expect(lines.filter((line) => line.includes('again'))).toEqual([
       `SIGINT again within ${REPEATED_SIGNAL_WINDOW_MS} ms: the same signal passed on, still draining`,
       `SIGTERM again within ${REPEATED_SIGNAL_WINDOW_MS} ms: the same signal passed on, still draining`,
