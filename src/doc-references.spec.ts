@@ -132,3 +132,25 @@ describe("References to the documents' sections", () => {
     expect(untitled).toEqual([]);
   });
 });
+
+// docs/decisions.md opens with its sections' list (a newcomer's audit found 54 sections and no
+// way in but search): a section added, renamed or moved is listed there as it is, in order.
+it("lists docs/decisions.md's sections in its contents, in order, each linked to its title", () => {
+  const text = readFileSync(join(ROOT, DOCUMENTS.decisions), 'utf8');
+  const sections = [...text.matchAll(/^## (.+)$/gm)]
+    .map((match) => match[1])
+    .filter((title) => title !== 'Contents');
+  const listed = [...text.matchAll(/^- \[(.+)\]\(#(.+)\)$/gm)].map(([, title, anchor]) => ({
+    title,
+    anchor,
+  }));
+  expect(listed).toEqual(
+    sections.map((title) => ({
+      title,
+      anchor: title
+        .toLowerCase()
+        .replace(/[^\w\- ]/g, '')
+        .replace(/ /g, '-'),
+    })),
+  );
+});
