@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource, QueryRunner } from 'typeorm';
 import { buildMigrationDataSourceOptions, MIGRATION_LOCK_TIMEOUT_MS } from './data-source-options';
 import { checkPostgresVersion } from './postgres-version';
@@ -196,20 +197,14 @@ function isLockTimeout(error: unknown): boolean {
 
 async function pauseUnlessEnded(ms: number, progress?: MigrationProgress): Promise<void> {
   let ended: string | undefined;
-  let wake = () => undefined as void;
-  const paused = new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    wake = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-  });
+  const woken = new AbortController();
   const pauseIsOver = progress?.onWait?.((reason) => {
     ended ??= reason;
-    wake();
+    woken.abort();
   });
   try {
-    await paused;
+    // Ended early, the pause rejects (AbortError): `ended` says why, below.
+    await sleep(ms, undefined, { signal: woken.signal }).catch(() => undefined);
   } finally {
     pauseIsOver?.();
   }

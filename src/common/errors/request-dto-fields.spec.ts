@@ -71,6 +71,10 @@ const SAME_RULE: Record<string, string> = {
 
 type Schema = Record<string, unknown> & { items?: Record<string, unknown> };
 
+/** A rule's value as both sides are compared: an enum's values in order. */
+const comparable = (keyword: string, value: unknown) =>
+  keyword === 'enum' ? [...(value as unknown[])].sort() : value;
+
 /** `field.keyword` (`field[].keyword` for each item of an array) and its value, per side. */
 function rules(dto: Dto): {
   validated: Record<string, unknown>;
@@ -81,8 +85,10 @@ function rules(dto: Dto): {
     const keyword = entry.name === undefined ? undefined : SAME_RULE[entry.name];
     if (keyword === undefined) continue;
     const value = entry.constraints[0] as unknown;
-    validated[`${entry.propertyName}${entry.each ? '[]' : ''}.${keyword}`] =
-      keyword === 'enum' ? [...(value as unknown[])].sort() : value;
+    validated[`${entry.propertyName}${entry.each ? '[]' : ''}.${keyword}`] = comparable(
+      keyword,
+      value,
+    );
   }
   const documented: Record<string, unknown> = {};
   for (const field of new Set(Object.keys(validated).map((rule) => rule.split(/[[.]/)[0]))) {
@@ -94,8 +100,7 @@ function rules(dto: Dto): {
     ] as const)
       for (const keyword of Object.values(SAME_RULE))
         if (rule[keyword] !== undefined)
-          documented[`${where}.${keyword}`] =
-            keyword === 'enum' ? [...(rule[keyword] as unknown[])].sort() : rule[keyword];
+          documented[`${where}.${keyword}`] = comparable(keyword, rule[keyword]);
   }
   return { validated, documented };
 }
