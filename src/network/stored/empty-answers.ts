@@ -4,7 +4,7 @@ import { loadedIndexes, whyUnusable } from '../network-status';
 /*
  * What a user's stored answer that found nothing says when it could not look everywhere, rather
  * than a success with `no_data_available` that clients of the hosted API read as "none exists"
- * (NetworkService.queryStored chooses which).
+ * (OnDemandAnswers.queryStored chooses which).
  */
 
 /** Why a query is answered from stored data: it tells a user what to change. */
