@@ -24,7 +24,8 @@ import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
 import { StoredDataService } from './stored/stored-data.service';
 import { CallBudgets, QueryPurpose } from './transport/call-budgets';
 import { NeuronListing, neuronListing } from './neuron-listing';
-import { MinerClient, targetOf } from './transport/miner-client';
+import { MinerClient } from './transport/miner-client';
+import { targetOf } from './transport/miner-reply';
 import { failureScore, MinerCallError, NOT_THE_MINERS_FAULT } from './transport/miner-failures';
 
 /**

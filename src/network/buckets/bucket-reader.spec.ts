@@ -10,13 +10,8 @@ import { WireDataEntity } from '../sn13/entities';
 import { BucketDelivery } from '../stored/item-store';
 import { LiedBuckets } from '../stored/lied-buckets';
 import { BudgetLeft, CallBudgets, CallPurpose } from '../transport/call-budgets';
-import {
-  AnswerStream,
-  MinerClient,
-  MinerReply,
-  MinerTarget,
-  replyOf,
-} from '../transport/miner-client';
+import { MinerClient } from '../transport/miner-client';
+import { AnswerStream, MinerReply, MinerTarget, replyOf } from '../transport/miner-reply';
 import {
   BudgetUnreadableError,
   KeptForChecksError,

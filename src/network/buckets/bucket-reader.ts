@@ -15,7 +15,8 @@ import { BucketDelivery, BucketFetch, ItemStore } from '../stored/item-store';
 import { LiedBuckets } from '../stored/lied-buckets';
 import { largestAnswerFor, largestClaimAsked } from '../transport/axon-http';
 import { CallBudgets, CallPurpose, nextCallAt } from '../transport/call-budgets';
-import { AnswerStream, MinerClient, MinerTarget } from '../transport/miner-client';
+import { MinerClient } from '../transport/miner-client';
+import { AnswerStream, MinerTarget } from '../transport/miner-reply';
 import {
   failureReasonOf,
   failureScore,

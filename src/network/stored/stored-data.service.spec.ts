@@ -7,7 +7,8 @@ import { BucketKey, bucketStart, MAX_BUCKET_BYTES, NetworkQuery, timeBucketId } 
 import { wireBucketId, WireBucketId } from '../sn13/messages';
 import { SynapseName } from '../../common/synapse-names';
 import { CallBudgets } from '../transport/call-budgets';
-import { MinerClient, MinerReply, MinerTarget, replyOf } from '../transport/miner-client';
+import { MinerClient } from '../transport/miner-client';
+import { MinerReply, MinerTarget, replyOf } from '../transport/miner-reply';
 import { MinerCallError } from '../transport/miner-failures';
 import { bucketKeyOf, DEFAULT_RECORD_BYTES } from './bucket-selection';
 import { ContentsFetcher } from './contents-fetcher';

@@ -11,7 +11,8 @@ import { MAX_INDEX_BUCKETS, MAX_LABEL_LENGTH, timeBucketId } from '../protocol';
 import { getMinerIndexFields, readCompressedIndex } from '../sn13/messages';
 import { holdsMoreValues, MAX_INDEX_ANSWER_VALUES, MAX_INDEX_VALUES } from '../sn13/miner-json';
 import { CallBudgets } from './call-budgets';
-import { MinerClient, MinerTarget } from './miner-client';
+import { MinerClient } from './miner-client';
+import { MinerTarget } from './miner-reply';
 import { MinerCallError } from './miner-failures';
 
 const MINER = Sr25519Keypair.fromUri('//Miner').address;
