@@ -27,6 +27,7 @@ import { DataSource } from 'typeorm';
 import { buildDataSourceOptions } from '../src/database/data-source-options';
 import { runMigrations } from '../src/database/migrate';
 import { writeMetagraphFile } from '../src/devnet/metagraph';
+import { IndexLabelsRepository } from '../src/network/index/index-labels.repository';
 import { IndexTotalsRepository } from '../src/network/index/index-totals.repository';
 import { MinerIndexReadRepository } from '../src/network/index/miner-index-read.repository';
 import { MinerIndexRepository } from '../src/network/index/miner-index.repository';
@@ -116,11 +117,13 @@ async function benchmark(): Promise<StatsRun> {
     progress(`miners: registering ${options.miners} with syncNeurons`);
     const uids = Array.from({ length: options.miners }, (_, uid) => uid);
     const totals = new IndexTotalsRepository();
-    const repository = new MinerIndexRepository(dataSource, totals);
+    const labels = new IndexLabelsRepository(dataSource, totals);
+    const repository = new MinerIndexRepository(dataSource, totals, labels);
     const index = new MinerIndexService(
       repository,
       totals,
       new MinerIndexReadRepository(dataSource),
+      labels,
     );
     await new MinersRepository(dataSource, index).syncNeurons(
       uids.map((uid) => neuronOf(uid, options.miners)),

@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { IndexLabelsRepository } from '../../src/network/index/index-labels.repository';
 import { IndexTotalsRepository } from '../../src/network/index/index-totals.repository';
 import { MinerIndexReadRepository } from '../../src/network/index/miner-index-read.repository';
 import { MinerIndexRepository } from '../../src/network/index/miner-index.repository';
@@ -10,7 +11,8 @@ export function minerIndexOn(dataSource: DataSource): {
   service: MinerIndexService;
 } {
   const totals = new IndexTotalsRepository();
-  const repository = new MinerIndexRepository(dataSource, totals);
+  const labels = new IndexLabelsRepository(dataSource, totals);
+  const repository = new MinerIndexRepository(dataSource, totals, labels);
   const reads = new MinerIndexReadRepository(dataSource);
-  return { repository, service: new MinerIndexService(repository, totals, reads) };
+  return { repository, service: new MinerIndexService(repository, totals, reads, labels) };
 }

@@ -2,7 +2,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * Label ids are taken from an int4 sequence, one per new label, and labels no index names are
- * deleted at each sync (MinerIndexRepository.dropUnusedLabels): the rows stay few, but a miner
+ * deleted at each sync (IndexLabelsRepository.dropUnused): the rows stay few, but a miner
  * filing 350,000 fresh labels a sync would still use up the sequence (7.75 M a day: 277 days for
  * one such miner, 28 for ten), after which every index replace failed. Cycling, the sequence
  * starts again at 1 past its last value, and a new label takes the first id it reaches that no

@@ -9,7 +9,7 @@ export interface LabelRow {
 
 /**
  * The ids of labels already read or created, for the next syncs. A label's id never changes, but
- * a label no index names any longer is deleted (MinerIndexRepository.dropUnusedLabels), by any
+ * a label no index names any longer is deleted (IndexLabelsRepository.dropUnused), by any
  * replica: an id cached may be gone, which the index replace finds under the totals lock and
  * answers by clearing the cache and starting over. Bounded, because the labels miners index
  * come and go with the subnet's 30-day window (hashtags above all) and a process runs for

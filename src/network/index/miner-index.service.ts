@@ -10,6 +10,7 @@ import {
   MinerIndexReadRepository,
 } from './miner-index-read.repository';
 import { IndexFreshness } from '../network-status';
+import { IndexLabelsRepository } from './index-labels.repository';
 import { IndexTotalsRepository } from './index-totals.repository';
 import { FetchedFrom, MinerIndexRepository } from './miner-index.repository';
 
@@ -23,6 +24,7 @@ export class MinerIndexService {
     private readonly repository: MinerIndexRepository,
     private readonly totals: IndexTotalsRepository,
     private readonly reads: MinerIndexReadRepository,
+    private readonly labels: IndexLabelsRepository,
   ) {}
 
   /**
@@ -63,7 +65,7 @@ export class MinerIndexService {
 
   /** Deletes the labels no index names any longer; returns how many went. */
   dropUnusedLabels(): Promise<number> {
-    return this.repository.dropUnusedLabels();
+    return this.labels.dropUnused();
   }
 
   /**
