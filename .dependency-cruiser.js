@@ -49,6 +49,7 @@ const NETWORK_PUBLIC = [
   'neuron-listing',
   'item-uri',
   'legacy-items',
+  'answered-items',
   'x-post-id',
   'x-content',
   // The miner index's totals, read by the statistics (NetworkModule exports its module).

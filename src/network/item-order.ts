@@ -2,7 +2,8 @@ import { DataItem, RedditItem, XItem } from './protocol';
 
 /**
  * An item with its keys in the declared order (protocol.ts), the order records.ts builds live
- * items in and the hosted API answers them in. An item read back from a jsonb column comes in
+ * items in and ORIGINAL-SYSTEM.md lists (the hosted code's models declare another:
+ * docs/decisions.md, "Items in the hosted API's shape"). An item read back from a jsonb column comes in
  * Postgres' order (shorter keys first: `uri, text, user, label, media, tweet, …`), so the same
  * post's keys, and with them a client's CSV or `json_normalize` columns, changed with where its
  * answer came from (docs/decisions.md, "Items in the hosted API's shape"). One object literal a

@@ -1,6 +1,8 @@
 import { rename, writeFile } from 'node:fs/promises';
 import { DataSource } from 'typeorm';
 import { writeMetagraphFile } from '../../src/devnet/metagraph';
+import { answeredItem } from '../../src/network/answered-items';
+import { HOSTED_DATE } from '../support/items';
 import { NetworkService } from '../../src/network/network.service';
 import { toWireEntity } from '../../src/devnet/miner-records';
 import { DataItem, RedditItem, XItem } from '../../src/network/protocol';
@@ -331,7 +333,8 @@ describe('On-demand queries against honest miners', () => {
       expect(sorted(Object.keys(item.tweet))).toEqual(sorted(TWEET_FIELDS));
       expect(sorted(Object.keys(item.user))).toEqual(sorted(USER_FIELDS));
       const record = sentRecord(item.uri);
-      expect(item).toEqual(record.item);
+      expect(item).toEqual(answeredItem(record.item));
+      expect(item.datetime).toMatch(HOSTED_DATE);
       expect(item.content_size_bytes).toBe(record.bytes);
       expect(item.content).toBe(item.text);
     }
@@ -353,9 +356,11 @@ describe('On-demand queries against honest miners', () => {
     for (const item of items) {
       expect(sorted(Object.keys(item))).toEqual(sorted([...REDDIT_FIELDS, 'content']));
       const record = sentRecord(item.uri);
-      expect(item).toEqual(record.item);
+      expect(item).toEqual(answeredItem(record.item));
       expect(item.content_size_bytes).toBe(record.bytes);
-      expect(item.createdAt).toMatch(/:00\.000Z$/);
+      expect(item.datetime).toMatch(HOSTED_DATE);
+      expect(item.createdAt).toMatch(HOSTED_DATE);
+      expect(item.createdAt).toMatch(/:00\+00:00$/);
     }
     const some = (has: (item: RedditItem) => boolean) => [
       items.some(has),

@@ -28,6 +28,7 @@ import {
   ParquetBusyError,
 } from '../../src/modules/tasks/dataset-parquet.service';
 import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
+import { answeredItem } from '../../src/network/answered-items';
 import { DataItem, RedditItem, XItem } from '../../src/network/protocol';
 import { itemKey } from '../../src/network/item-uri';
 import { TaskLifecycleRepository } from '../../src/modules/tasks/task-lifecycle.repository';
@@ -43,7 +44,7 @@ import {
 } from '../support/parquet-reader';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 import { registerTask } from '../support/tasks';
-import { keyPaths, liveItem } from '../support/items';
+import { HOSTED_DATE, keyPaths, liveItem } from '../support/items';
 import { asBytes, jsonLines } from '../support/downloads';
 
 // A plain copy of the module, whose exports a test can spy on: the transform's CommonJS
@@ -157,7 +158,10 @@ describe('Task datasets as Parquet', () => {
       // Alone, an empty dataset passed the loops below (a test suite audit).
       expect(items.length).toBeGreaterThan(0);
       const corpus = new Map(network.devnet.corpus.items.map((item) => [item.uri, item]));
-      for (const item of items) expect(item).toEqual(corpus.get(item.uri));
+      for (const item of items) {
+        expect(item).toEqual(answeredItem(corpus.get(item.uri)!));
+        expect(item.datetime).toMatch(HOSTED_DATE);
+      }
       // Keys in the order of live answers, not the jsonb column's they were stored in.
       for (const item of items)
         expect(keyPaths(item)).toEqual(keyPaths(liveItem(corpus.get(item.uri)!)));
@@ -1133,7 +1137,13 @@ describe('Task datasets as Parquet', () => {
     expect(await app.app.get(TaskLifecycleService).compileExpired()).toBe(1);
 
     const { items, read } = await bothFormats('awkward-x');
-    expect(items).toEqual(posts);
+    expect(items).toEqual(posts.map(answeredItem));
+    // Dates as Python's isoformat() writes them: a fraction of six digits only when there is one.
+    expect(items.map((item) => item.datetime).sort()).toEqual([
+      '1901-06-15T12:34:56+00:00',
+      '1969-12-31T23:59:59.999000+00:00',
+      '2026-11-01T10:20:30.001000+00:00',
+    ]);
     expect(read.rows).toEqual(expectedRows(items, read.columns));
     // Read as BIGINT, not through a double: the largest safe count is exact.
     const [exact] = await queryParquet(

@@ -32,6 +32,12 @@ export function redditComment(overrides: Partial<RedditItem> = {}): RedditItem {
   };
 }
 
+/**
+ * A date as the hosted API writes an item's (Python's `datetime.isoformat()` of a UTC time): what
+ * on-demand answers and dataset lines carry, never `toISOString()`'s `…000Z`.
+ */
+export const HOSTED_DATE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?\+00:00$/;
+
 /** `item` as a live answer has it: its entity as a miner serves it, read by the gateway. */
 export function liveItem(item: DataItem): DataItem {
   return convertEntity(toWireEntity(item), item.source === 'X' ? 'x' : 'reddit')!.item;

@@ -162,6 +162,16 @@ function valueAt(item: ItemJson, column: Column): unknown {
   return value;
 }
 
+/**
+ * A JSON lines value as DuckDB's reading of its column gives it (plain): a date-time, written
+ * `…+00:00` in the lines (the hosted API's form), as the instant's `toISOString()`.
+ */
+function asRead(type: string, value: unknown): unknown {
+  return type.startsWith('TIMESTAMP') && typeof value === 'string'
+    ? new Date(value).toISOString()
+    : value;
+}
+
 /** Paths of every value of the item (`user.username`), lists as values. */
 function leafPaths(item: ItemJson, prefix = ''): string[] {
   return Object.entries(item).flatMap(([key, value]) =>
@@ -189,6 +199,8 @@ export function expectedRows(
     const read = new Set(Object.values(table).filter((column) => typeof column === 'string'));
     const dropped = leafPaths(item).filter((path) => !read.has(path) && !NOT_IN_DATASETS.has(path));
     if (dropped.length > 0) throw new Error(`fields without a column: ${dropped.join(', ')}`);
-    return Object.fromEntries(names.map((name) => [name, valueAt(item, table[name]) ?? null]));
+    return Object.fromEntries(
+      names.map((name) => [name, asRead(columns[name], valueAt(item, table[name]) ?? null)]),
+    );
   });
 }

@@ -7,6 +7,7 @@ import { SingleFlight } from '../../common/single-flight';
 import { MetricsService } from '../../common/metrics/metrics.service';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
+import { answeredItem } from '../../network/answered-items';
 import { NetworkService } from '../../network/network.service';
 import { NetworkQueryResult, StoredCounts } from '../../network/query-result';
 import { authorKey, NetworkQuery } from '../../network/protocol';
@@ -69,7 +70,7 @@ export class DataQueryService {
     const result = await this.network.query(query);
     const response: DataQueryResponseDto = {
       status: result.error ? 'error' : 'success',
-      data: result.items,
+      data: result.items.map(answeredItem),
       meta: {
         ...(result.error ? { error: result.error } : {}),
         source: toSourceName(query.source),

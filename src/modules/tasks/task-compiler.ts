@@ -5,6 +5,8 @@ import { DAY_MS, HOUR_MS } from '../../common/clock/durations';
 import { Clock } from '../../common/clock/clock';
 import { MetricsService } from '../../common/metrics/metrics.service';
 import { AppConfig } from '../../config/app-config';
+import { answeredItem } from '../../network/answered-items';
+import { DataItem } from '../../network/protocol';
 import { currentItemShape, StoredItemShape } from '../../network/legacy-items';
 import { itemKey } from '../../network/item-uri';
 import {
@@ -279,7 +281,8 @@ export class TaskCompiler {
         const { item, post } = readRow(row);
         if (posts.has(post)) continue;
         posts.add(post);
-        yield { ...row, item };
+        // Written as answered: a dataset's lines are the on-demand items' shapes, dates and all.
+        yield { ...row, item: answeredItem(item) };
       }
       if (page.length < PAGE_SIZE) return;
       after = page[page.length - 1];
@@ -291,7 +294,7 @@ export class TaskCompiler {
  * A stored row's item in the current shape (rows collected by an earlier release hold the
  * earlier item shapes) and its post (itemKey); ItemConversionError if it cannot be read so.
  */
-function readRow(row: DatasetRow): { item: DatasetRow['item']; post: string } {
+function readRow(row: DatasetRow): { item: DataItem; post: string } {
   try {
     const item = currentItemShape(row.item as StoredItemShape);
     return { item, post: itemKey(item) };

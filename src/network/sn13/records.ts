@@ -143,7 +143,8 @@ export function redditItemOf(record: Json, place: RecordPlace): RedditItem | und
 
 /**
  * A record's `media`: URLs (the nested shape lists `{url, type}` objects: their URLs are kept).
- * Null when the record has none; undefined (refused) when it is not a list of URLs.
+ * Null when the record has none (an empty list stays empty here: answeredItem answers it as
+ * null); undefined (refused) when it is not a list of URLs.
  */
 function mediaOf(value: unknown): string[] | null | undefined {
   if (value === undefined || value === null) return null;

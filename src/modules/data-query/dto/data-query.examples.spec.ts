@@ -1,4 +1,5 @@
 import { Clock } from '../../../common/clock/clock';
+import { pythonIsoDate } from '../../../common/python-json';
 import { MetricsService } from '../../../common/metrics/metrics.service';
 import { RedisConnection } from '../../../common/redis/redis-connection';
 import { ResponseCache } from '../../../common/redis/response-cache';
@@ -78,6 +79,6 @@ describe('the documented on-demand answers', () => {
     expect(stored.length).toBeGreaterThan(0);
     for (const [, example] of stored)
       for (const item of example.value.data as XItemDto[])
-        expect(item.datetime).toBe(xPostTime(item.tweet.id)!.toISOString());
+        expect(item.datetime).toBe(pythonIsoDate(xPostTime(item.tweet.id)!));
   });
 });

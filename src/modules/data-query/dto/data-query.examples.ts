@@ -29,7 +29,7 @@ export const QUERY_REQUEST_EXAMPLES: Record<
 
 export const X_ITEM: XItemDto = {
   text: 'Block reward halves again soon. #Bitcoin #crypto',
-  datetime: '2026-11-20T14:03:51.000Z',
+  datetime: '2026-11-20T14:03:51+00:00',
   uri: 'https://x.com/satoshi_fan/status/2123779355833393728',
   source: 'X',
   label: '#bitcoin',
@@ -71,7 +71,7 @@ export const X_ITEM: XItemDto = {
 
 const REDDIT_POST: RedditItemDto = {
   uri: 'https://www.reddit.com/r/Bitcoin/comments/x1y2z3/halving_day/',
-  datetime: '2026-11-20T14:03:51.000Z',
+  datetime: '2026-11-20T14:03:51+00:00',
   source: 'REDDIT',
   label: 'r/bitcoin',
   content_size_bytes: 402,
@@ -80,7 +80,7 @@ const REDDIT_POST: RedditItemDto = {
   username: 'hodl_forever',
   communityName: 'r/Bitcoin',
   body: 'What are you all expecting this time?',
-  createdAt: '2026-11-20T14:03:00.000Z',
+  createdAt: '2026-11-20T14:03:00+00:00',
   dataType: 'post',
   title: 'Halving day',
   parentId: null,
@@ -94,7 +94,7 @@ const REDDIT_POST: RedditItemDto = {
 
 const REDDIT_COMMENT: RedditItemDto = {
   uri: 'https://www.reddit.com/r/Bitcoin/comments/x1y2z3/comment/k9l8m7/',
-  datetime: '2026-11-20T15:10:02.000Z',
+  datetime: '2026-11-20T15:10:02+00:00',
   source: 'REDDIT',
   label: 'r/bitcoin',
   content_size_bytes: 371,
@@ -103,7 +103,7 @@ const REDDIT_COMMENT: RedditItemDto = {
   username: 'stack_sats',
   communityName: 'r/Bitcoin',
   body: 'Same as last time: nothing, then everything.',
-  createdAt: '2026-11-20T15:10:00.000Z',
+  createdAt: '2026-11-20T15:10:00+00:00',
   dataType: 'comment',
   title: null,
   parentId: 't3_x1y2z3',

@@ -9,8 +9,10 @@ export const URI = {
 
 export const DATETIME = {
   format: 'date-time',
-  description: 'When it was posted (UTC)',
-  example: '2026-11-20T14:03:51.000Z',
+  description:
+    "When it was posted, in UTC, as the hosted API writes it (Python's `datetime.isoformat()`: " +
+    '`+00:00`, a fraction of six digits only when there is one)',
+  example: '2026-11-20T14:03:51+00:00',
 } as const;
 
 export const CONTENT_SIZE_BYTES = {

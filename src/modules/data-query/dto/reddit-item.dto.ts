@@ -60,8 +60,8 @@ export class RedditItemDto implements RedditItem {
   @ApiProperty({
     format: 'date-time',
     description:
-      "The record's time: `datetime` rounded down to the minute, as miners store it (and the hosted API answers it)",
-    example: '2026-11-20T14:03:00.000Z',
+      "The record's time: `datetime` rounded down to the minute, as miners store it, written as `datetime` is (and as the hosted API answers it)",
+    example: '2026-11-20T14:03:00+00:00',
   })
   createdAt: string;
 
