@@ -17,7 +17,7 @@ import { RATE_LIMIT_MAX } from '../../src/common/throttling/rate-limit-settings'
  * variables such as DATABASE_POOL_SIZE or REDIS_URL still apply). Printed in the reports.
  */
 export const BENCH_APP_SETTINGS = {
-  // Production mode as deployed: the validator key comes from a wallet file (benchWallet).
+  // Production mode as deployed: the validator key comes from a wallet file (benchAppEnv).
   NODE_ENV: 'production',
   // The benchmarks' miners are devnet axons on loopback; production allows public addresses only.
   MINER_ALLOWED_NETWORKS: 'loopback',
@@ -69,9 +69,11 @@ export function benchAppEnv(databaseUrl: string): { env: NodeJS.ProcessEnv; mast
 }
 
 /**
- * Child side: starts the real service exactly as main.ts does (the validator key, then
- * createApp: migrations and the configured Nest app) from the environment, and reports its port
- * to the parent.
+ * Child side: starts the real service from the environment as main.ts does at its core (the
+ * validator key, then createApp: migrations and the configured Nest app), without runGateway's
+ * rest (.env, the data directory's check, the master key's resolution, crash logging, the
+ * graceful shutdown, idle memory trimming, the configuration warnings and banner), and reports
+ * its port to the parent. `bench:health` runs main.js itself.
  */
 export async function serveApp(): Promise<void> {
   const config = loadConfig(process.env);

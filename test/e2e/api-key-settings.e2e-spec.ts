@@ -321,7 +321,9 @@ describe('API key expiry and own rate limits', () => {
       expires_at: new Date(expiresAt).toISOString(),
       rate_limit: 7,
       is_active: true,
+      deactivated_at: null,
     });
+    expect(changed.headers['cache-control']).toBe('no-store');
     expect(await listed(id)).toEqual(changed.body);
     expect((await health(key).expect(200)).headers['x-ratelimit-limit']).toBe('7');
 

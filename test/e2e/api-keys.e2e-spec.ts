@@ -19,6 +19,8 @@ describe('API keys', () => {
     const response = await asMaster(app.http.post('/api/v1/keys'))
       .send({ name: 'analytics' })
       .expect(200);
+    // The answer holds the key: no cache may keep it.
+    expect(response.headers['cache-control']).toBe('no-store');
     expect(response.body).toEqual({
       key: expect.stringMatching(/^sk_live_[A-Za-z0-9_-]{43}$/),
       name: 'analytics',
@@ -42,6 +44,7 @@ describe('API keys', () => {
     await app.http.get('/api/v1/health').set('X-API-Key', created.key).expect(200);
 
     const list = await asMaster(app.http.get('/api/v1/keys')).expect(200);
+    expect(list.headers['cache-control']).toBe('no-store');
     const listed = list.body.keys.find((key: { id: string }) => key.id === created.id);
     expect(listed).toEqual({
       id: created.id,
@@ -51,23 +54,32 @@ describe('API keys', () => {
       created_at: expect.any(String),
       last_used_at: expect.any(String),
       is_active: true,
+      deactivated_at: null,
       expires_at: null,
       rate_limit: null,
     });
     expect(JSON.stringify(list.body)).not.toContain(created.key);
     expect(JSON.stringify(list.body)).not.toMatch(/[0-9a-f]{64}/);
 
+    const before = Date.now();
     const deactivated = await asMaster(
       app.http.post(`/api/v1/keys/${created.key}/deactivate`),
     ).expect(200);
     expect(deactivated.body).toEqual({ status: 'success' });
+    expect(deactivated.headers['cache-control']).toBe('no-store');
     const rejected = await app.http.get('/api/v1/health').set('X-API-Key', created.key).expect(401);
     expect(rejected.body).toMatchObject({ detail: 'Invalid API key' });
 
     const after = await asMaster(app.http.get('/api/v1/keys')).expect(200);
-    expect(after.body.keys.find((key: { id: string }) => key.id === created.id).is_active).toBe(
-      false,
-    );
+    const ended = after.body.keys.find((key: { id: string }) => key.id === created.id);
+    expect(ended.is_active).toBe(false);
+    // When its access ended, on the kept row (the database's clock, this machine's).
+    expect(Date.parse(ended.deactivated_at)).toBeGreaterThanOrEqual(before - 1000);
+    expect(Date.parse(ended.deactivated_at)).toBeLessThanOrEqual(Date.now() + 1000);
+    // Deactivating again keeps the time access ended.
+    await asMaster(app.http.post(`/api/v1/keys/${created.id}/deactivate`)).expect(200);
+    const again = await asMaster(app.http.get('/api/v1/keys')).expect(200);
+    expect(again.body.keys.find((key: { id: string }) => key.id === created.id)).toEqual(ended);
   });
 
   it('deactivates by id as well as by key', async () => {

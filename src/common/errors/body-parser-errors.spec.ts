@@ -7,6 +7,7 @@ function answerTo(type: string, status: number) {
   const request = { id: 'request-1' } as unknown as Request;
   const sent: { status?: number; body?: unknown } = {};
   const response = {
+    removeHeader: () => undefined,
     status: (code: number) => {
       sent.status = code;
       return response;

@@ -26,6 +26,9 @@ export function sendError(
   status: number,
   body: { detail: unknown },
 ): void {
+  // A cache directive set for the success (`no-store` by @Header before a pipe refused the
+  // body, a download's `private, no-cache`) is not the error's: no error answer carries one.
+  response.removeHeader('Cache-Control');
   const scanner = secretScannerOf(request);
   const detail = scrubDeep(body.detail, (text) => scanner.scrub(text));
   response.status(status).json({ ...body, detail, request_id: requestIdOf(request, response) });

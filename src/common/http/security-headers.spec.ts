@@ -18,6 +18,9 @@ const PAGE_HEADERS = {
   'X-Download-Options': 'noopen',
   'X-Permitted-Cross-Domain-Policies': 'none',
   'X-XSS-Protection': '0',
+  'Content-Security-Policy':
+    "default-src 'self';script-src 'self';style-src 'self' 'unsafe-inline';img-src 'self' data:;" +
+    "connect-src 'self';object-src 'none';base-uri 'self';form-action 'self';frame-ancestors 'self'",
 };
 
 /** The headers the middleware leaves on a response to `url`, after X-Powered-By was set. */

@@ -5,8 +5,8 @@ import { pathUnder } from './path-under';
 
 /**
  * The headers every answer carries, JSON included (OWASP's REST Security Cheat Sheet): HSTS,
- * `nosniff`, `X-Frame-Options` and `Cross-Origin-Resource-Policy`. No CSP and no COEP anywhere,
- * as from the start: the Swagger UI has not been tried under them.
+ * `nosniff`, `X-Frame-Options` and `Cross-Origin-Resource-Policy`. No CSP on JSON (a browser
+ * renders none of it) and no COEP anywhere.
  */
 const API_HEADER_OPTIONS: HelmetOptions = {
   contentSecurityPolicy: false,
@@ -22,9 +22,28 @@ const API_HEADER_OPTIONS: HelmetOptions = {
   xXssProtection: false,
 };
 
-/** helmet's full set (no CSP, no COEP): for the Swagger UI's pages. */
+/**
+ * The Swagger UI's page may run only its own scripts and talk only to this origin: the page where
+ * the master key is typed, showing text miners wrote. Its scripts, styles and the document are
+ * all served from here (docs-assets.ts: no CDN); Swagger UI sets inline styles (`'unsafe-inline'`
+ * for styles alone) and draws icons as data URLs. Tried in Chromium with every operation's "Try
+ * it out": no violation (docs/decisions.md, "The OpenAPI document").
+ */
+const DOCS_CONTENT_SECURITY_POLICY = {
+  defaultSrc: ["'self'"],
+  scriptSrc: ["'self'"],
+  styleSrc: ["'self'", "'unsafe-inline'"],
+  imgSrc: ["'self'", 'data:'],
+  connectSrc: ["'self'"],
+  objectSrc: ["'none'"],
+  baseUri: ["'self'"],
+  formAction: ["'self'"],
+  frameAncestors: ["'self'"],
+};
+
+/** helmet's full set, with the page's CSP (no COEP): for the Swagger UI's pages. */
 const PAGE_HEADER_OPTIONS: HelmetOptions = {
-  contentSecurityPolicy: false,
+  contentSecurityPolicy: { useDefaults: false, directives: DOCS_CONTENT_SECURITY_POLICY },
   crossOriginEmbedderPolicy: false,
 };
 

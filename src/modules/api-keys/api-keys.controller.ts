@@ -1,4 +1,15 @@
-import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  Header,
+  HttpCode,
+  Param,
+  Patch,
+  Post,
+  Query,
+  Res,
+} from '@nestjs/common';
 import type { Response } from 'express';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { RequireMasterKey } from '../../common/access/access.decorators';
@@ -39,6 +50,18 @@ const CHANGE_REACH =
   'Effective at once here and on every replica that hears of it over Redis; a replica that does ' +
   'not (no shared Redis, or Redis unreachable then) within `KEY_CACHE_TTL_MS` (0.5 s by default).';
 
+/**
+ * Key management's answers name keys, and a new key's holds the key itself: no cache, shared or
+ * the client's, may keep them (a key admin audit; OWASP's REST Security Cheat Sheet). Errors do
+ * not carry it: the exception filter drops the app's headers (all-exceptions.filter.ts).
+ */
+const NOT_KEPT = {
+  'Cache-Control': {
+    description: 'Never kept by a cache: the answer names keys, and a new key is in its answer',
+    schema: { type: 'string', enum: ['no-store'] },
+  },
+};
+
 @ApiTags('API keys')
 // Not rate-limited: the master key must be able to deactivate a leaked key whatever it has spent.
 @RequireMasterKey({ rateLimited: false })
@@ -47,6 +70,7 @@ export class ApiKeysController {
   constructor(private readonly keys: ApiKeysService) {}
 
   @Get()
+  @Header('Cache-Control', 'no-store')
   @ApiOperation({
     operationId: 'listApiKeys',
     summary: 'List API keys',
@@ -58,6 +82,7 @@ export class ApiKeysController {
     type: ApiKeyListDto,
     description: 'The issued keys the filter selects (every key by default), oldest first',
     headers: {
+      ...NOT_KEPT,
       'X-Total-Count': {
         description: 'Keys the filter selects, over every page',
         schema: { type: 'integer', format: 'int32', minimum: 0 },
@@ -84,6 +109,7 @@ export class ApiKeysController {
 
   @Post()
   @HttpCode(200)
+  @Header('Cache-Control', 'no-store')
   @ApiOperation({
     operationId: 'createApiKey',
     summary: 'Create an API key',
@@ -92,7 +118,11 @@ export class ApiKeysController {
       '`expires_at` (a future date-time with its offset) and `rate_limit` (requests per window, ' +
       "overriding the class's budget) are optional.",
   })
-  @ApiOkResponse({ type: ApiKeyCreatedDto, description: 'The new key, shown this once' })
+  @ApiOkResponse({
+    type: ApiKeyCreatedDto,
+    description: 'The new key, shown this once',
+    headers: NOT_KEPT,
+  })
   @ApiErrorResponses(
     ...JSON_BODY_ERRORS,
     validationCase('nameTooLong', 'A name over 100 characters', {
@@ -108,6 +138,7 @@ export class ApiKeysController {
   }
 
   @Patch(':id')
+  @Header('Cache-Control', 'no-store')
   @ApiOperation({
     operationId: 'updateApiKey',
     summary: 'Update an API key',
@@ -124,7 +155,11 @@ export class ApiKeysController {
     format: 'uuid',
     example: '0b7d5a8e-3c4f-4e1a-9f2b-6d8c1e0a4b37',
   })
-  @ApiOkResponse({ type: ApiKeySummaryDto, description: 'The key as it now is' })
+  @ApiOkResponse({
+    type: ApiKeySummaryDto,
+    description: 'The key as it now is',
+    headers: NOT_KEPT,
+  })
   @ApiErrorResponses(
     KEY_NOT_FOUND,
     errorCase(409, 'keyDeactivated', 'The key is deactivated', KEY_ERRORS.deactivated),
@@ -146,6 +181,7 @@ export class ApiKeysController {
 
   @Post(':key/deactivate')
   @HttpCode(200)
+  @Header('Cache-Control', 'no-store')
   @ApiOperation({
     operationId: 'deactivateApiKey',
     summary: 'Deactivate an API key',
@@ -159,6 +195,7 @@ export class ApiKeysController {
   @ApiOkResponse({
     type: StatusDto,
     description: 'The key is deactivated (also when it already was)',
+    headers: NOT_KEPT,
   })
   @ApiErrorResponses(KEY_NOT_FOUND, ...JSON_BODY_ERRORS)
   deactivate(@Param('key') key: string, @PrincipalId() by: string): Promise<StatusDto> {

@@ -299,6 +299,7 @@ function toSummary(key: ApiKeyEntity): ApiKeySummaryDto {
     created_at: key.createdAt.toISOString(),
     last_used_at: key.lastUsedAt?.toISOString() ?? null,
     is_active: key.isActive,
+    deactivated_at: key.deactivatedAt?.toISOString() ?? null,
     expires_at: key.expiresAt?.toISOString() ?? null,
     rate_limit: key.rateLimit,
   };

@@ -57,6 +57,12 @@ function send<T>(response: Response, conditional: Conditional<T>): T | undefined
   return undefined;
 }
 
+/** Where every statistic comes from, said on each operation. */
+const FROM_THE_INDEXES =
+  "From the miners' data indexes, synced every `INDEX_SYNC_INTERVAL` (65 minutes by default)";
+const CONDITIONAL =
+  'Answers carry an `ETag`: send it back in `If-None-Match` for a 304 while the totals are unchanged.';
+
 @ApiTags('Statistics')
 @ApiExtraModels(LabelSizeDto, AgeSizeDto)
 @RequireKey()
@@ -68,6 +74,10 @@ export class StatsController {
   @ApiOperation({
     operationId: 'getTopLabelsBySource',
     summary: 'Top 1000 labels of a source by credibility-adjusted bytes',
+    description:
+      `${FROM_THE_INDEXES}: each label's bytes over every miner holding it ` +
+      "(`content_size_bytes`) and the same bytes weighted by each holder's credibility " +
+      `(\`adj_content_size_bytes\`), the 1,000 labels largest by the latter. ${CONDITIONAL}`,
   })
   @ApiParam(SOURCE_PARAM)
   @ApiOkResponse({
@@ -89,6 +99,10 @@ export class StatsController {
   @ApiOperation({
     operationId: 'getAges',
     summary: 'Bytes per time bucket of a source, newest 1000 buckets',
+    description:
+      `${FROM_THE_INDEXES}: each hour's bytes (a time bucket: hours since the Unix epoch) over ` +
+      `every miner, plain and weighted by each holder's credibility, the newest 1,000 hours. ` +
+      CONDITIONAL,
   })
   @ApiOkResponse({
     description: 'Time buckets, newest first',
@@ -117,6 +131,10 @@ export class StatsController {
   @ApiOperation({
     operationId: 'getBytesByLabel',
     summary: 'Total and adjusted bytes of a label (zeros when unknown)',
+    description:
+      `${FROM_THE_INDEXES}: the label's bytes over every miner and every hour, plain and ` +
+      `weighted by each holder's credibility; a label no index names answers zeros, not 404. ` +
+      CONDITIONAL,
   })
   @ApiOkResponse({
     type: LabelBytesDto,

@@ -71,6 +71,10 @@ export class TasksController {
   @ApiOperation({
     operationId: 'getTask',
     summary: 'A scraping task: state, counts, expiry, progress, dataset',
+    description:
+      'A task collects for seven days (`active`), is compiled into its dataset (`compiling`) and ' +
+      'is then `completed`, with `dataset` (its size, hashes and `download_url`), or `failed` ' +
+      'after its compiles failed (`failure_reason`).',
   })
   @ApiParam(TASK_ID)
   @ApiOkResponse({ type: TaskDto, description: 'The task' })

@@ -36,6 +36,16 @@ export class ApiKeySummaryDto {
   @ApiProperty({ example: true })
   is_active: boolean;
 
+  // Required: always sent, null while the key is active (a key is never active again).
+  @ApiProperty({
+    format: 'date-time',
+    nullable: true,
+    type: String,
+    description: 'When the key was deactivated; null = active',
+    example: null,
+  })
+  deactivated_at: string | null;
+
   @ApiProperty(EXPIRES_AT_PROPERTY)
   expires_at: string | null;
 
