@@ -139,7 +139,7 @@ async function benchmark(): Promise<StatsRun> {
       `ingest: ${options.miners} miners × ${formatInt(options.buckets)} buckets, ` +
         `concurrency ${options.concurrency.join(',')} in interleaved blocks`,
     );
-    const instrumented = instrument(repository, totals);
+    const instrumented = instrument(repository, totals, labels);
     const load = await ingest(repository, options, options.concurrency, now);
     // Steady state: the next sync replaces indexes that exist (DELETE of the old rows, deltas
     // that subtract as well as add), one miner at a time.

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
 import { IndexRow, parseCompressedIndex } from '../../src/network/index/compressed-index';
+import { IndexLabelsRepository } from '../../src/network/index/index-labels.repository';
 import { IndexTotalsRepository } from '../../src/network/index/index-totals.repository';
 import { MinerIndexRepository } from '../../src/network/index/miner-index.repository';
 import { timeBucketId } from '../../src/network/protocol';
@@ -18,12 +19,12 @@ export const ROUNDS = 3;
 /**
  * The repositories' steps, in call order (wrapped on the instances, src untouched). The
  * gaps between them are named too: in replaceMinerIndex, prepareIndex (ordering the rows and
- * summing the totals in JS) runs between resolveLabels and ensurePartition, the transaction's
+ * summing the totals in JS) runs between the labels' resolve and ensurePartition, the transaction's
  * BEGIN and the per-miner lock before copyRows, the aggregates lock and the UPDATE of the
  * miner row before applyDeltas, and COMMIT after it.
  */
 export const STEP_METHODS = [
-  'resolveLabels',
+  'resolve',
   'ensurePartition',
   'copyRows',
   'buildLookupIndex',
@@ -49,14 +50,15 @@ type Step = (typeof STEPS)[number];
 const stepMarks = new AsyncLocalStorage<Marks>();
 
 /**
- * Times each step of replaceMinerIndex, a method of the index's repository or of its totals
- * repository; false when the internals changed (no steps).
+ * Times each step of replaceMinerIndex, a method of the index's repository, its totals
+ * repository or its labels repository; false when the internals changed (no steps).
  */
 export function instrument(
   repository: MinerIndexRepository,
   totals: IndexTotalsRepository,
+  labels: IndexLabelsRepository,
 ): boolean {
-  const owners = [repository, totals] as unknown as Record<string, unknown>[];
+  const owners = [repository, totals, labels] as unknown as Record<string, unknown>[];
   const ownerOf = (name: string) => owners.find((owner) => typeof owner[name] === 'function');
   if (!STEP_METHODS.every((name) => ownerOf(name))) return false;
   for (const name of STEP_METHODS) {
@@ -88,8 +90,8 @@ function stepsOf(marks: Marks, start: number, parsed: number, end: number): Mine
   const m = (key: keyof Marks): number => marks[key] ?? NaN;
   const steps: MinerIngest['steps'] = {
     parse: parsed - start,
-    'labels upsert': m('resolveLabels:end') - m('resolveLabels:start'),
-    'order rows + totals (JS)': m('ensurePartition:start') - m('resolveLabels:end'),
+    'labels upsert': m('resolve:end') - m('resolve:start'),
+    'order rows + totals (JS)': m('ensurePartition:start') - m('resolve:end'),
     'partition check': m('ensurePartition:end') - m('ensurePartition:start'),
     'BEGIN + miner lock': m('copyRows:start') - m('ensurePartition:end'),
     'TRUNCATE + binary COPY': m('copyRows:end') - m('copyRows:start'),

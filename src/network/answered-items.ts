@@ -2,7 +2,8 @@ import { pythonIsoDate } from '../common/python-json';
 import { DataItem } from './protocol';
 
 /**
- * An item as the gateway answers it (an on-demand query's `data`, a dataset's JSON lines). Its
+ * An item as the gateway answers it (an on-demand query's `data`, query_bucket's, a dataset's
+ * JSON lines). Its
  * dates (`datetime`, and a Reddit item's `createdAt`) as the subnet's hosted API writes them:
  * Python's `datetime.isoformat()` of a UTC time, `2026-11-20T14:03:51+00:00`, with a fraction
  * only when there is one (`.436000`). Not `toISOString()`'s `…51.000Z`, which

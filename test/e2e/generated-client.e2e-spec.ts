@@ -235,7 +235,8 @@ describe('a client generated from the served OpenAPI document', () => {
       const lines = stdout.trim().split('\n');
       expect(lines.length).toBeGreaterThan(0);
       for (const line of lines)
-        expect(line).toMatch(/^\d{4}-\d\d-\d\dT\S+Z https:\/\/x\.com\/\S+$/);
+        // An item's date as the hosted API writes it (`+00:00`), then its uri.
+        expect(line).toMatch(/^\d{4}-\d\d-\d\dT\S+\+00:00 https:\/\/x\.com\/\S+$/);
     } finally {
       rmSync(modules, { force: true });
       rmSync(example, { recursive: true, force: true });

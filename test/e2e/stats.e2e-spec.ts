@@ -11,6 +11,7 @@ import { startTestNetwork, TestNetwork } from '../support/network';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 import { syncIndexNow } from '../support/index-sync';
 import { until } from '../support/until';
+import { HOSTED_DATE } from '../support/items';
 
 const OVERCLAIMER = 3;
 const MANUAL_SYNC = {
@@ -194,6 +195,8 @@ describe('Statistics over the synced miner index', () => {
     expect(data.length).toBeGreaterThan(0);
     for (const entity of data) {
       expect(entity.label).toBe('#bitcoin');
+      // Its items' dates as on-demand answers write them (the hosted API's form).
+      expect(entity.datetime).toMatch(HOSTED_DATE);
       expect(Date.parse(entity.datetime)).toBeGreaterThanOrEqual(Date.parse(bucket.start));
       expect(Date.parse(entity.datetime)).toBeLessThan(Date.parse(bucket.end));
     }

@@ -6,7 +6,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * filing 350,000 fresh labels a sync would still use up the sequence (7.75 M a day: 277 days for
  * one such miner, 28 for ten), after which every index replace failed. Cycling, the sequence
  * starts again at 1 past its last value, and a new label takes the first id it reaches that no
- * label holds (resolveLabels skips the others). Only the sequence changes: a release before it
+ * label holds (IndexLabelsRepository.resolve skips the others). Only the sequence changes: a release before it
  * runs as it did, so a rolling upgrade works.
  */
 export class LabelIdsCycle1764990000000 implements MigrationInterface {

@@ -53,7 +53,7 @@ const CHANGE_REACH =
 /**
  * Key management's answers name keys, and a new key's holds the key itself: no cache, shared or
  * the client's, may keep them (a key admin audit; OWASP's REST Security Cheat Sheet). Errors do
- * not carry it: the exception filter drops the app's headers (all-exceptions.filter.ts).
+ * not carry it: sendError (error-body.ts) drops a cache directive from every error answer.
  */
 const NOT_KEPT = {
   'Cache-Control': {

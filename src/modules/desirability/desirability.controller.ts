@@ -10,6 +10,7 @@ import { MAX_DESIRABILITY_JOBS } from '../../config/environment-variables';
 import { DesirabilityRequestPipe } from './desirability-request.pipe';
 import { DesirabilityService } from './desirability.service';
 import { ParsedSubmission } from './desirability.types';
+import { GET_DESIRABILITIES_EXAMPLES } from './dto/get-desirabilities.examples';
 import { DesirabilityJobDto, LegacyDesirabilityDto } from './dto/desirability-job.dto';
 import {
   DesirabilityRequestDto,
@@ -129,6 +130,7 @@ export class DesirabilityController {
     // A submission may mix both formats, and is answered as submitted: items of either kind; a
     // network file, as written: items in the subnet's uploaders' shapes.
     schema: { type: 'array', maxItems: MAX_DESIRABILITY_JOBS, items: SUBMITTED_ITEM_SCHEMA },
+    examples: GET_DESIRABILITIES_EXAMPLES,
   })
   @ApiErrorResponses(
     errorCase(

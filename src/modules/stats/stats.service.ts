@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import { Source } from '../../common/source';
+import { answeredItem } from '../../network/answered-items';
 import { MinerIndexService } from '../../network/index/miner-index.service';
 import { NetworkService } from '../../network/network.service';
 import {
@@ -174,7 +175,7 @@ export class StatsService {
         label: answer.label,
         expected_size: answer.claimedBytes,
       },
-      data: answer.items,
+      data: answer.items.map(answeredItem),
     };
   }
 }

@@ -10,6 +10,7 @@ import type { Response } from 'express';
 import { RequireKey, RequireMasterKey } from '../../common/access/access.decorators';
 import { ApiErrorResponses, JSON_BODY_ERRORS } from '../../common/errors/error-responses';
 import { errorCase, validationCase } from '../../common/errors/error-cases';
+import { RECOMPILED_TASK_EXAMPLES, TASK_EXAMPLES, TASK_LIST_EXAMPLES } from './dto/task.examples';
 import { TaskDto, TaskListDto } from './dto/task.dto';
 import { TaskListQueryDto } from './dto/task-list-query.dto';
 import { recompileRefused, TasksService } from './tasks.service';
@@ -36,6 +37,7 @@ export class TasksController {
   @ApiOkResponse({
     type: TaskListDto,
     description: 'One page of tasks, newest first (with `completed_after`: first completed first)',
+    examples: TASK_LIST_EXAMPLES,
     headers: {
       'X-Total-Count': {
         description: 'Tasks the filter selects, over every page',
@@ -77,7 +79,7 @@ export class TasksController {
       'after its compiles failed (`failure_reason`).',
   })
   @ApiParam(TASK_ID)
-  @ApiOkResponse({ type: TaskDto, description: 'The task' })
+  @ApiOkResponse({ type: TaskDto, description: 'The task', examples: TASK_EXAMPLES })
   @ApiErrorResponses(TASK_NOT_FOUND)
   get(@Param('id') id: string): Promise<TaskDto> {
     return this.tasks.get(id);
@@ -102,6 +104,7 @@ export class TasksController {
   @ApiAcceptedResponse({
     type: TaskDto,
     description: 'The task, now `compiling`, as `getTask` shows it',
+    examples: RECOMPILED_TASK_EXAMPLES,
   })
   @ApiErrorResponses(
     TASK_NOT_FOUND,
