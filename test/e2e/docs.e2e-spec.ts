@@ -189,8 +189,11 @@ describe('OpenAPI document', () => {
     await app.http.get('/DOCS//').expect(404);
     await app.http.get('/DOCS/').expect(404);
     await app.http.get('/Docs/swagger-ui.css').expect(404);
-    // The licence notices the bundles point to stay served.
+    // The licence notices the bundles point to stay served, and swagger-ui's own licence and
+    // NOTICE (Apache-2.0 §4: they go with the code the page hands out; a licence audit's).
     await app.http.get('/docs/swagger-ui-bundle.js.LICENSE.txt').expect(200);
+    expect((await app.http.get('/docs/LICENSE').expect(200)).text).toContain('Apache License');
+    expect((await app.http.get('/docs/NOTICE').expect(200)).text).toContain('swagger-ui');
   });
 
   // An HTTP audit's: each was a 500, an ERROR line and a stack, asked without a key.

@@ -1,3 +1,4 @@
+import { dirname, join } from 'node:path';
 import type { NextFunction, Request, Response } from 'express';
 import { sendError } from '../errors/error-body';
 import { ERROR_DETAILS } from '../errors/error-details';
@@ -18,7 +19,8 @@ const DOCS_FILES = new Set([
   '/swagger-ui-standalone-preset.js',
   '/favicon-16x16.png',
   '/favicon-32x32.png',
-  // The licence notices of what the two bundles include, which their first lines point to.
+  // The licence notices of what the two bundles include, which their first lines point to
+  // (swagger-ui's own licence and NOTICE are sent below: SWAGGER_UI_NOTICES).
   '/swagger-ui-bundle.js.LICENSE.txt',
   '/swagger-ui-standalone-preset.js.LICENSE.txt',
   // The source map the stylesheet's last line names: a browser's developer tools load it, and a
@@ -43,8 +45,27 @@ export function onlyDocsFiles(docsPath: string) {
       return redirectToPageWithoutSlash(request, response);
     // Exactly: `/docs//` is no page of Nest's, and the static folder would serve its stock one.
     if (DOCS_FILES.has(rest)) return next();
+    const notice = SWAGGER_UI_NOTICES.get(rest);
+    if (notice) return sendNotice(notice, response, next);
     sendError(request, response, 404, { detail: ERROR_DETAILS.notFound });
   };
+}
+
+/**
+ * swagger-ui's Apache-2.0 licence and NOTICE, which go with the code the page hands out (§4),
+ * sent as text: the static folder would send them as octet streams (no extension), and
+ * @nestjs/swagger routes `LICENSE` to a 404 of its own, ahead of the folder.
+ */
+const SWAGGER_UI_NOTICES = new Map([
+  ['/LICENSE', 'LICENSE'],
+  ['/NOTICE', 'NOTICE'],
+]);
+
+function sendNotice(name: string, response: Response, next: NextFunction): void {
+  const file = join(dirname(require.resolve('swagger-ui-dist/package.json')), name);
+  response.sendFile(file, { headers: { 'Content-Type': 'text/plain; charset=utf-8' } }, (error) => {
+    if (error) next(error);
+  });
 }
 
 /**
