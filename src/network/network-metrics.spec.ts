@@ -26,6 +26,7 @@ interface World {
   block?: number;
   blockAdvancedAt?: Date;
   connection?: { isConnected: boolean } | null;
+  newestSyncedAt?: Date;
 }
 
 /** NetworkMetrics on a real MetricsService, with what it reads faked. */
@@ -34,6 +35,7 @@ function setUp(world: World = {}) {
   const network = {
     countMiners: jest.fn(world.counts ?? (() => COUNTS)),
     budgetsLeft: jest.fn(() => Promise.resolve(BUDGETS)),
+    indexFreshness: () => Promise.resolve({ newestSyncedAt: world.newestSyncedAt ?? null }),
   };
   const metagraph = {
     hotkeyCheck: () => (world.standing ? ({ standing: world.standing } as HotkeyCheck) : null),
@@ -114,6 +116,19 @@ describe(NetworkMetrics.name, () => {
     });
     const before = await samples(setUp().metrics, 'hotkey_standing');
     expect(Object.values(before)).toEqual([0, 0, 0, 0]);
+  });
+
+  // From the index every replica shares: a restarted replica says when the index was last
+  // synced, where the in-process index_sync_last_completed gauge said 0 (a metrics audit).
+  it("gives the newest miner index's sync time in Unix seconds, whoever synced it; 0 with none", async () => {
+    const newestSyncedAt = new Date('2026-12-06T22:47:43.250Z');
+    const { metrics } = setUp({ newestSyncedAt });
+    expect(await samples(metrics, 'miner_index_newest_synced_timestamp_seconds')).toEqual({
+      '': newestSyncedAt.getTime() / 1000,
+    });
+    expect(await samples(setUp().metrics, 'miner_index_newest_synced_timestamp_seconds')).toEqual({
+      '': 0,
+    });
   });
 
   it("gives the stored metagraph's read time in Unix seconds, 0 before any", async () => {

@@ -92,6 +92,18 @@ export class NetworkMetrics implements OnModuleInit {
         return [{ labels: {}, value: at ? at.getTime() / 1000 : 0 }];
       },
     );
+    // Read from the index itself, which every replica shares: the in-process
+    // index_sync_last_completed gauge is 0 after each restart until that process's next sync,
+    // up to INDEX_SYNC_INTERVAL later, so an alert on it fired at every deploy (a metrics audit).
+    this.metrics.gauge(
+      'miner_index_newest_synced_timestamp_seconds',
+      'Unix time at which the most recently synced miner index was synced (by any replica, before any restart): what system-status calls miner_index.newest_synced_at; 0 while no index is loaded',
+      [],
+      async () => {
+        const { newestSyncedAt } = await this.network.indexFreshness();
+        return [{ labels: {}, value: newestSyncedAt ? newestSyncedAt.getTime() / 1000 : 0 }];
+      },
+    );
     this.metrics.gauge(
       'miner_calls_left',
       'Calls of each budgeted synapse (MINER_CALL_BUDGETS) this hotkey may still make now to the miners serving data, summed over them: near 0, users’ queries and the validator beside us are about to be refused; the same on every replica (aggregate with max)',

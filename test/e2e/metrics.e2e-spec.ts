@@ -354,6 +354,14 @@ describe('GET /metrics with the miner network', () => {
     expect(sample(text, 'gateway_index_sync_last_completed_timestamp_seconds')).toBeGreaterThan(
       Date.now() / 1000 - 60,
     );
+    // The index's own sync time, as system-status says it: what survives a restart.
+    const status = await app.http
+      .get('/api/v1/monitoring/system-status')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .expect(200);
+    expect(sample(text, 'gateway_miner_index_newest_synced_timestamp_seconds')).toBe(
+      Date.parse(status.body.components.miner_index.newest_synced_at) / 1000,
+    );
     // One call to each of the three miners.
     expect(
       sample(text, 'gateway_miner_call_duration_seconds_count', { endpoint: 'GetMinerIndex' }),

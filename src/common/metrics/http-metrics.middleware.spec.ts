@@ -68,6 +68,22 @@ describe(httpMetricsMiddleware.name, () => {
     expect(await metrics.scrape()).not.toContain('*');
   });
 
+  // Each method was a series per route and status (fifteen in the histogram): a client without a
+  // key trying Node's 34 methods added a few thousand (a metrics audit).
+  it("counts a method other than the API's few as other, whatever its name", async () => {
+    for (const method of ['PROPFIND', 'MKCALENDAR', 'PURGE', 'DELETE'])
+      await fetch(`${url}/no/such/path`, { method }).then((response) => response.text());
+    const count = async (method: string) =>
+      sample(await metrics.scrape(), 'gateway_http_requests_total', {
+        method,
+        route: 'unmatched',
+        status: '404',
+      });
+    expect(await until(() => count('other').then((n) => (n === 3 ? n : undefined)), 5_000)).toBe(3);
+    expect(await count('DELETE')).toBe(1);
+    expect(await metrics.scrape()).not.toMatch(/PROPFIND|MKCALENDAR|PURGE/);
+  });
+
   it('counts a request whose client left under its route, apart from the answered ones', async () => {
     await sendAndLeave(Number(new URL(url).port), 'GET /hang HTTP/1.1\r\nHost: x\r\n\r\n');
     const unanswered = () =>
