@@ -69,7 +69,7 @@ describe(httpMetricsMiddleware.name, () => {
   });
 
   // Each method was a series per route and status (fifteen in the histogram): a client without a
-  // key trying Node's 34 methods added a few thousand (a metrics audit).
+  // key trying Node's 35 methods added a few thousand (a metrics audit).
   it("counts a method other than the API's few as other, whatever its name", async () => {
     for (const method of ['PROPFIND', 'MKCALENDAR', 'PURGE', 'DELETE'])
       await fetch(`${url}/no/such/path`, { method }).then((response) => response.text());

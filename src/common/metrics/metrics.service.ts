@@ -381,7 +381,7 @@ export class MetricsService implements OnModuleInit {
 }
 
 /**
- * The methods counted by name; any other (Node's parser knows 34: PROPFIND, MKCALENDAR, …) is
+ * The methods counted by name; any other (Node's parser knows 35: PROPFIND, MKCALENDAR, …) is
  * `other`. Each method is a series per route and status, fifteen in the duration histogram, and
  * any client without a key could add a few thousand by trying them all (a metrics audit): none
  * of the others reaches a route here, so their names tell an operator nothing the 404 or 405

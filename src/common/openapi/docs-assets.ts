@@ -1,4 +1,4 @@
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import type { NextFunction, Request, Response } from 'express';
 import { sendError } from '../errors/error-body';
 import { ERROR_DETAILS } from '../errors/error-details';
@@ -46,7 +46,7 @@ export function onlyDocsFiles(docsPath: string) {
     // Exactly: `/docs//` is no page of Nest's, and the static folder would serve its stock one.
     if (DOCS_FILES.has(rest)) return next();
     const notice = SWAGGER_UI_NOTICES.get(rest);
-    if (notice) return sendNotice(notice, response, next);
+    if (notice) return sendNotice(notice, response);
     sendError(request, response, 404, { detail: ERROR_DETAILS.notFound });
   };
 }
@@ -61,11 +61,20 @@ const SWAGGER_UI_NOTICES = new Map([
   ['/NOTICE', 'NOTICE'],
 ]);
 
-function sendNotice(name: string, response: Response, next: NextFunction): void {
-  const file = join(dirname(require.resolve('swagger-ui-dist/package.json')), name);
-  response.sendFile(file, { headers: { 'Content-Type': 'text/plain; charset=utf-8' } }, (error) => {
-    if (error) next(error);
+function sendNotice(name: string, response: Response): void {
+  // Without a callback: Express then drops a client's early hang-up (ECONNABORTED) and write
+  // errors, which a callback would have sent on as errors, each an ERROR line with a stack. The
+  // folder as a root: only the name is checked for dot-segments, not the install's path.
+  response.sendFile(name, {
+    root: swaggerUiFolder(),
+    headers: { 'Content-Type': 'text/plain; charset=utf-8' },
   });
+}
+
+/** The swagger-ui-dist @nestjs/swagger serves (its dependency, not ours): the same copy. */
+function swaggerUiFolder(): string {
+  const nestSwagger = require.resolve('@nestjs/swagger');
+  return dirname(require.resolve('swagger-ui-dist/package.json', { paths: [nestSwagger] }));
 }
 
 /**
