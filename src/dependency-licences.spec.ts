@@ -28,12 +28,16 @@ interface LockEntry {
   optional?: boolean;
 }
 
+/** Every package of the lock, by its path (`node_modules/…`; '' is the project). */
+const LOCKED = (
+  JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, LockEntry>;
+  }
+).packages;
+
 /** The production tree as the Dockerfile prunes it (`--omit=dev --omit=optional`). */
 function shipped(): [string, LockEntry][] {
-  const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
-    packages: Record<string, LockEntry>;
-  };
-  return Object.entries(lock.packages).filter(
+  return Object.entries(LOCKED).filter(
     ([path, entry]) => path !== '' && !entry.dev && !entry.devOptional && !entry.optional,
   );
 }
@@ -58,10 +62,7 @@ describe('the licences of the dependencies the image ships', () => {
   });
 
   it('leave the GPL packages @polkadot pulls out, as optional ones', () => {
-    const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
-      packages: Record<string, LockEntry>;
-    };
-    const smoldot = lock.packages['node_modules/smoldot'];
+    const smoldot = LOCKED['node_modules/smoldot'];
     expect(smoldot?.license).toMatch(/GPL/);
     expect(shipped().map(([path]) => path)).not.toContain('node_modules/smoldot');
   });
