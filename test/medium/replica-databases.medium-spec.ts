@@ -73,4 +73,27 @@ describe(ReplicaDatabases.name, () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(warnings).toEqual([]);
   });
+
+  it('ignores whatever else is published on its channel, which any client of the Redis server can', async () => {
+    // Channels belong to the server, not to a database, and the name is predictable: a `null` once
+    // ended the process from inside ioredis' reader, every replica at once (an error-paths audit).
+    const url = testRedisUrl();
+    await start(url);
+    const connection = started[0].connection;
+    const channel = `${prefix}replica-database`;
+    const db = Number(new URL(url).pathname.slice(1) || 0);
+    const announce = (other: number) =>
+      connection.client!.publish(channel, JSON.stringify({ db: other, reply: true }));
+    // Once one announcement is heard, the replica is subscribed.
+    await until(
+      async () => ((await announce((db + 1) % 16)) && warnings.length >= 1 ? true : undefined),
+      5000,
+    );
+    const stray = ['null', '"x"', '[]', '1', 'true', '{}', '{"db":null}', '{"db":"3"}', 'not json'];
+    for (const message of stray) await connection.client!.publish(channel, message);
+    // One published after them all is heard: the replica still listens, and the process lives.
+    await announce((db + 2) % 16);
+    await until(async () => (warnings.length >= 2 ? true : undefined), 5000);
+    expect(warnings[1]).toContain(`another replica uses Redis database ${(db + 2) % 16}`);
+  });
 });

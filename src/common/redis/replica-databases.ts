@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import type Redis from 'ioredis';
+import { isRecord } from '../is-record';
 import { REDIS_SETTINGS, RedisConnection, RedisSettings } from './redis-connection';
 
 /** What a replica says on the channel: the database number its REDIS_URL names. */
@@ -59,14 +60,15 @@ export class ReplicaDatabases implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
+  /**
+   * Anything may arrive: channels belong to the Redis server, not to a database or a deployment,
+   * and any of its clients can publish on this one. A throw here would be thrown inside ioredis'
+   * reader, an uncaught exception that ends the process (a `null` did, on every replica at once:
+   * an error-paths audit), so whatever is not an announcement is ignored.
+   */
   private heard(message: string): void {
-    let announcement: Announcement;
-    try {
-      announcement = JSON.parse(message) as Announcement;
-    } catch {
-      return;
-    }
-    if (!Number.isInteger(announcement.db) || announcement.db === this.db) return;
+    const announcement = announcementOf(message);
+    if (!announcement || announcement.db === this.db) return;
     if (!this.warned.has(announcement.db)) {
       this.warned.add(announcement.db);
       this.logger.warn(
@@ -94,4 +96,16 @@ export class ReplicaDatabases implements OnModuleInit, OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     await this.subscriber?.quit().catch(() => this.subscriber?.disconnect());
   }
+}
+
+/** The announcement a message holds, or undefined for anything else. */
+function announcementOf(message: string): Announcement | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(message);
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(parsed) || !Number.isInteger(parsed.db)) return undefined;
+  return { db: parsed.db as number, reply: parsed.reply === true };
 }
