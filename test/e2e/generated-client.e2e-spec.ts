@@ -156,6 +156,7 @@ describe('a client generated from the served OpenAPI document', () => {
       health: 'healthy',
       miners: 3,
       keyLimit: 500,
+      keyUsage: { limit: 500, used: expect.any(Number), rate_limited: false },
       tasksRegistered: ['team-bitcoin'],
       publication: 'disabled',
       aggregateSource: 'local',
@@ -171,6 +172,10 @@ describe('a client generated from the served OpenAPI document', () => {
       expect((tour[field] as string[]).length).toBeGreaterThan(0);
     for (const field of ['keysListed', 'desirabilities', 'topLabels', 'bitcoinBytes', 'tasks'])
       expect(tour[field]).toBeGreaterThan(0);
+    // The key's own requests, counted and shown: none of the admin's.
+    const usage = tour.keyUsage as { used: number; remaining: number };
+    expect(usage.used).toBeGreaterThan(3);
+    expect(usage.remaining).toBe(500 - usage.used);
     expect(tour.datasetBytes).toBeGreaterThan(20);
     expect(tour.parquetBytes).toBeGreaterThan(20);
     expect(tour.metricsLines).toBeGreaterThan(10);

@@ -37,6 +37,7 @@ export interface Tour {
   createdKey: string;
   keysListed: number;
   keyLimit: number | null;
+  keyUsage: { limit: number; used: number; remaining: number; rate_limited: boolean };
   health: string;
   systemStatus: string;
   miners: number;
@@ -63,7 +64,7 @@ export interface Tour {
  * Every operation once, as a team adopting the gateway would try it: with the master key, make
  * a validator key, query the network, vote on desirabilities, read statistics and tasks,
  * download a completed task's dataset, ask to recompile it (refused: it has not failed), scrape
- * metrics, and retire the key.
+ * metrics, see what the key has spent, and retire it.
  */
 export async function tour(
   baseUrl: string,
@@ -164,6 +165,10 @@ export async function tour(
   const metrics = await admin.GET('/metrics', { parseAs: 'text' });
   if (metrics.error) throw failure('metrics', metrics.response.status, metrics.error);
 
+  // What the key has spent of its budget, read without spending more.
+  const shown = await admin.GET('/api/v1/keys/{id}', { params: { path: { id: key.id } } });
+  if (shown.error) throw failure('get key', shown.response.status, shown.error);
+
   const retired = await admin.POST('/api/v1/keys/{key}/deactivate', {
     params: { path: { key: key.id } },
   });
@@ -173,6 +178,7 @@ export async function tour(
     createdKey: key.key,
     keysListed: listed.data.keys.length,
     keyLimit: updated.data.rate_limit,
+    keyUsage: shown.data.usage,
     health: health.data.status,
     systemStatus: status.data.status,
     miners: miners.data.miners.length,

@@ -12,6 +12,7 @@ import { ApiKeyPrincipal, AuthenticatedRequest } from '../auth/api-key-principal
 import { ERROR_DETAILS } from '../errors/error-details';
 import { MetricsService } from '../metrics/metrics.service';
 import { routeMetadata } from '../route-metadata';
+import { KEY_BUDGET_SCOPE, keyBudgetCounter, keyBudgetOf } from './key-budget';
 import { rateLimitState, setRateLimitHeaders } from './rate-limit-headers';
 import { RATE_LIMIT_SETTINGS, RateLimitSettings } from './rate-limit-settings';
 import {
@@ -50,10 +51,10 @@ export class RateLimitGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const key = context.switchToHttp().getRequest<AuthenticatedRequest>().apiKey;
     if (!key || routeMetadata<boolean>(this.reflector, context, SKIP_RATE_LIMIT)) return true;
-    const limit = this.limitOf(key);
+    const limit = keyBudgetOf(key, this.settings);
     const hit: RateLimitHit = {
-      key: `ratelimit:default:${key.id}`,
-      scope: 'default',
+      key: keyBudgetCounter(key.id),
+      scope: KEY_BUDGET_SCOPE,
       ttl: this.windowMs,
       limit,
       // Going over the budget starts a cool-down of one window.
@@ -75,11 +76,5 @@ export class RateLimitGuard implements CanActivate {
     this.metrics.recordRateLimitRejection(key.isMaster ? 'master' : key.tier);
     response.setHeader('Retry-After', Math.max(1, record.timeToBlockExpire));
     throw new HttpException({ detail: ERROR_DETAILS.rateLimited }, HttpStatus.TOO_MANY_REQUESTS);
-  }
-
-  /** A key's own limit (set by the master key) overrides its class's budget. */
-  private limitOf(key: ApiKeyPrincipal): number {
-    const { regularPerWindow, validatorPerWindow } = this.settings;
-    return key.rateLimit ?? (key.tier === 'validator' ? validatorPerWindow : regularPerWindow);
   }
 }

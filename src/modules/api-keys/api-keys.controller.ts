@@ -20,12 +20,20 @@ import { errorCase, validationCase } from '../../common/errors/error-cases';
 import { ApiKeysService, KEY_ERRORS } from './api-keys.service';
 import { ApiKeyCreateDto } from './dto/api-key-create.dto';
 import { ApiKeyCreatedDto } from './dto/api-key-created.dto';
+import { ApiKeyDetailDto } from './dto/api-key-detail.dto';
 import { RATE_LIMIT_MAX } from '../../common/throttling/rate-limit-settings';
 import { ApiKeyListQueryDto, MAX_KEYS_PAGE } from './dto/api-key-list-query.dto';
 import { ApiKeyListDto, ApiKeySummaryDto } from './dto/api-key-summary.dto';
 import { ApiKeyUpdateDto } from './dto/api-key-update.dto';
 
 const KEY_NOT_FOUND = errorCase(404, 'keyNotFound', 'No key with this id', KEY_ERRORS.notFound);
+
+const KEY_ID_PARAM = {
+  name: 'id',
+  description: 'The id of the key (as listed)',
+  format: 'uuid',
+  example: '0b7d5a8e-3c4f-4e1a-9f2b-6d8c1e0a4b37',
+};
 
 /** Refusals of the fields a key is created and changed with alike. */
 const KEY_FIELD_ERRORS = [
@@ -107,6 +115,27 @@ export class ApiKeysController {
     return page;
   }
 
+  @Get(':id')
+  @Header('Cache-Control', 'no-store')
+  @ApiOperation({
+    operationId: 'getApiKey',
+    summary: 'Get an API key and its budget',
+    description:
+      'One key, by its id, as listed, with `usage`: its budget as it stands (what its requests ' +
+      'have used of the window running now, shared by every replica that shares Redis). Reading ' +
+      "it does not count against the key's budget. Never returns the key or its hash.",
+  })
+  @ApiParam(KEY_ID_PARAM)
+  @ApiOkResponse({
+    type: ApiKeyDetailDto,
+    description: 'The key, with its budget as it stands',
+    headers: NOT_KEPT,
+  })
+  @ApiErrorResponses(KEY_NOT_FOUND)
+  get(@Param('id') id: string): Promise<ApiKeyDetailDto> {
+    return this.keys.get(id);
+  }
+
   @Post()
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
@@ -149,12 +178,7 @@ export class ApiKeysController {
       ' A limit raised above the requests already counted in the window ends a ' +
       'running cool-down (429) at once; the count stays. A deactivated key cannot be changed (409).',
   })
-  @ApiParam({
-    name: 'id',
-    description: 'The id of the key (as listed)',
-    format: 'uuid',
-    example: '0b7d5a8e-3c4f-4e1a-9f2b-6d8c1e0a4b37',
-  })
+  @ApiParam(KEY_ID_PARAM)
   @ApiOkResponse({
     type: ApiKeySummaryDto,
     description: 'The key as it now is',

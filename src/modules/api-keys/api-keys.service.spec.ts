@@ -9,7 +9,15 @@ import { hashApiKey } from '../../common/security/api-key-secret';
 import { ApiKeysRepository } from './api-keys.repository';
 import { ApiKeysService, KEY_LOOKUP_PATIENCE_MS } from './api-keys.service';
 import { KeyChanges } from './key-changes';
+import { MemoryThrottlerStorage } from '../../common/throttling/memory-throttler-storage';
+import { RateLimitSettings } from '../../common/throttling/rate-limit-settings';
+import { KEY_BUDGET_SCOPE, keyBudgetCounter } from '../../common/throttling/key-budget';
 
+const BUDGETS: RateLimitSettings = {
+  regularPerWindow: 100,
+  validatorPerWindow: 1000,
+  windowSeconds: 3600,
+};
 const KEY = 'sk_live_unit-test-key-0000000000000000000000000000';
 const ID = '3a49b7bb-48be-448d-915e-760ac904253e';
 
@@ -44,6 +52,7 @@ function setUp(
   };
   const usage = { record: jest.fn(), settled: jest.fn() };
   const clock = new Clock();
+  const budgets = new MemoryThrottlerStorage();
   const config = {
     masterKey: 'sk_master_unit_0123456789',
     auth: { keyCacheTtlMs },
@@ -54,9 +63,19 @@ function setUp(
     usage as unknown as ApiKeyUsageRecorder,
     changes as unknown as KeyChanges,
     clock,
+    budgets,
+    BUDGETS,
     config as unknown as AppConfig,
   );
-  return { service, repository, changes, clock, key, announce: (id: string) => announced(id) };
+  return {
+    service,
+    repository,
+    changes,
+    clock,
+    key,
+    budgets,
+    announce: (id: string) => announced(id),
+  };
 }
 
 /**
@@ -310,6 +329,7 @@ describe(ApiKeysService.name, () => {
       await expect(service.update(id, { name: 'x' }, 'master')).rejects.toBeInstanceOf(
         NotFoundException,
       );
+      await expect(service.get(id)).rejects.toBeInstanceOf(NotFoundException);
     }
     expect(repository.findById).not.toHaveBeenCalled();
   });
@@ -334,5 +354,34 @@ describe(ApiKeysService.name, () => {
     });
     expect(updated.rate_limit).toBeNull();
     expect(changes.publish).toHaveBeenCalledWith(ID);
+  });
+
+  it("shows a key's budget as counted where the rate-limit guard counts it, without counting", async () => {
+    const { service, budgets } = setUp();
+    const hit = { key: keyBudgetCounter(ID), scope: KEY_BUDGET_SCOPE, limit: 100 };
+    for (let i = 0; i < 3; i++)
+      await budgets.increment({ ...hit, ttl: 3_600_000, blockDuration: 3_600_000 });
+    const first = await service.get(ID);
+    expect(first.usage).toEqual({
+      limit: 100,
+      window_seconds: 3600,
+      used: 3,
+      remaining: 97,
+      resets_in_seconds: 3600,
+      rate_limited: false,
+    });
+    expect((await service.get(ID)).usage.used).toBe(3);
+  });
+
+  it("counts a key against its own limit, else its class's", async () => {
+    expect((await setUp({ rateLimit: 7 }).service.get(ID)).usage.limit).toBe(7);
+    expect((await setUp({ tier: 'validator' }).service.get(ID)).usage.limit).toBe(1000);
+    const fresh = await setUp().service.get(ID);
+    expect(fresh.usage).toMatchObject({
+      limit: 100,
+      used: 0,
+      remaining: 100,
+      resets_in_seconds: 0,
+    });
   });
 });

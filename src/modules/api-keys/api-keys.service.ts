@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
+import { ConflictException, Inject, Injectable, NotFoundException } from '@nestjs/common';
 import { ApiKeyPrincipal } from '../../common/auth/api-key-principal';
 import { Clock } from '../../common/clock/clock';
 import { DatabaseTimeoutError, isDatabaseUnavailable } from '../../common/database-unavailable';
@@ -10,6 +10,19 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { StatusDto } from '../../common/dto/status.dto';
 import { parseRfc3339DateTime } from '../../common/validation/iso-date';
+import {
+  KEY_BUDGET_SCOPE,
+  keyBudgetCounter,
+  keyBudgetOf,
+} from '../../common/throttling/key-budget';
+import {
+  RATE_LIMIT_SETTINGS,
+  RateLimitSettings,
+} from '../../common/throttling/rate-limit-settings';
+import {
+  InjectRateLimitStorage,
+  RateLimitStorage,
+} from '../../common/throttling/rate-limit-storage';
 import {
   API_KEY_PREFIX,
   displayPrefix,
@@ -25,7 +38,9 @@ import { KeyCache } from './key-cache';
 import { KeyChanges } from './key-changes';
 import { ApiKeyCreateDto } from './dto/api-key-create.dto';
 import { ApiKeyCreatedDto } from './dto/api-key-created.dto';
+import { ApiKeyDetailDto } from './dto/api-key-detail.dto';
 import { ApiKeyListDto, ApiKeySummaryDto } from './dto/api-key-summary.dto';
+import { toSummary, toUsage } from './key-views';
 import { ApiKeyUpdateDto } from './dto/api-key-update.dto';
 
 /** The service's refusals, as the controller documents them. */
@@ -109,6 +124,8 @@ export class ApiKeysService {
     private readonly usage: ApiKeyUsageRecorder,
     private readonly changes: KeyChanges,
     private readonly clock: Clock,
+    @InjectRateLimitStorage() private readonly budgets: RateLimitStorage,
+    @Inject(RATE_LIMIT_SETTINGS) private readonly budgetSettings: RateLimitSettings,
     @InjectConfig() config: AppConfig,
   ) {
     if (!config.masterKey) throw new Error('The master key must be resolved before the app starts');
@@ -229,6 +246,19 @@ export class ApiKeysService {
   }
 
   /**
+   * One key, by id, with its budget as it stands: read, not counted, from where RateLimitGuard
+   * counts it (shared by every replica when they share Redis).
+   */
+  async get(id: string): Promise<ApiKeyDetailDto> {
+    await this.usage.settled();
+    const key = await this.findById(id);
+    if (!key) throw new NotFoundException(KEY_ERRORS.notFound);
+    const count = await this.budgets.peek(keyBudgetCounter(key.id), KEY_BUDGET_SCOPE);
+    const limit = keyBudgetOf(key, this.budgetSettings);
+    return { ...toSummary(key), usage: toUsage(limit, count, this.budgetSettings.windowSeconds) };
+  }
+
+  /**
    * Changes a key's name, expiry or own limit (absent fields stay, null clears). Only by id:
    * unlike deactivation, nothing justifies a secret in this URL. A deactivated key is final: 409.
    */
@@ -288,21 +318,6 @@ export class ApiKeysService {
   private findById(id: string): Promise<ApiKeyEntity | null> {
     return UUID.test(id) ? this.repository.findById(id) : Promise.resolve(null);
   }
-}
-
-function toSummary(key: ApiKeyEntity): ApiKeySummaryDto {
-  return {
-    id: key.id,
-    name: key.name,
-    prefix: key.prefix,
-    tier: key.tier,
-    created_at: key.createdAt.toISOString(),
-    last_used_at: key.lastUsedAt?.toISOString() ?? null,
-    is_active: key.isActive,
-    deactivated_at: key.deactivatedAt?.toISOString() ?? null,
-    expires_at: key.expiresAt?.toISOString() ?? null,
-    rate_limit: key.rateLimit,
-  };
 }
 
 /**
