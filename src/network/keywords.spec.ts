@@ -1,4 +1,4 @@
-import { parseKeyword } from './keywords';
+import { holdsXTag, parseKeyword } from './keywords';
 
 describe(parseKeyword.name, () => {
   it('reads r/name, /r/name and /name as a subreddit of a Reddit query, lower-cased', () => {
@@ -23,5 +23,33 @@ describe(parseKeyword.name, () => {
   it('reads a # keyword of more than one word, or with punctuation, as text', () => {
     for (const keyword of ['#bitcoin halving', '#Bitcoin,', '#c++'])
       expect(parseKeyword(keyword, 'x')).toEqual({ kind: 'text', text: keyword.toLowerCase() });
+  });
+
+  // X's own hashtag characters (twitter-text): a Unicode audit found real tags such as
+  // `#ポケモン・GO` read as text, so a stored-data query or a task for one collected nothing.
+  it("reads a tag with X's in-word punctuation as one hashtag, and the full-width sign as #", () => {
+    for (const keyword of ['#ポケモン・GO', '#Col·legi', '#בית־ספר', '#བོད་ཡིག', '#a\u200db'])
+      expect(parseKeyword(keyword, 'x')).toEqual({ kind: 'hashtag', tag: keyword.toLowerCase() });
+    expect(parseKeyword('＃Bitcoin', 'x')).toEqual({ kind: 'hashtag', tag: '#bitcoin' });
+    expect(parseKeyword('＃Bitcoin', 'reddit')).toEqual({ kind: 'text', text: '＃bitcoin' });
+  });
+
+  it('reads a # keyword X would not make a tag of as text: digits only, a keycap', () => {
+    for (const keyword of ['#2024', '#１２', '#\ufe0f\u20e3', '#²'])
+      expect(parseKeyword(keyword, 'x')).toEqual({ kind: 'text', text: keyword });
+    expect(parseKeyword('#web3', 'x')).toEqual({ kind: 'hashtag', tag: '#web3' });
+  });
+});
+
+describe(holdsXTag.name, () => {
+  it('finds a whole tag signed # or ＃, not the head of a longer one', () => {
+    expect(holdsXTag('gm ＃bitcoin!', '#bitcoin')).toBe(true);
+    expect(holdsXTag('#ポケモン・go day', '#ポケモン')).toBe(false);
+    expect(holdsXTag('#ポケモン・go day', '#ポケモン・go')).toBe(true);
+  });
+
+  it('finds the head of a longer tag when asked to: a label cut from it', () => {
+    expect(holdsXTag('#bitcoinhalving', '#bitcoin', true)).toBe(true);
+    expect(holdsXTag('#bitcoinhalving', '#bitcoin')).toBe(false);
   });
 });

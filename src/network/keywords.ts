@@ -22,12 +22,23 @@ export type ParsedKeyword =
 const SUBREDDIT_SELECTOR = /^(?:\/?r\/|\/)([a-z0-9_]+)\/?$/i;
 
 // An X tag is one word, as X's hashtag and cashtag entities are (miners file a post under its
-// first, `#` + the entity's text): letters, marks, digits, underscores and the zero-width
-// (non-)joiners some scripts write inside words. `#bitcoin halving` or `#bitcoin,` is text: no
-// post is filed under it (docs/decisions.md, "On-demand from stored data").
-const X_TAG_CHARACTERS = '\\p{L}\\p{M}\\p{N}_\\u200c\\u200d';
-const X_TAG = new RegExp(`^[#$][${X_TAG_CHARACTERS}]+$`, 'u');
+// first, `#` + the entity's text). Its characters are X's own (twitter-text's
+// `hashtagAlphaNumeric`): letters, marks, decimal digits, underscores, the zero-width
+// (non-)joiners some scripts write inside words, and the punctuation some scripts write inside
+// one (Japanese `・`, Catalan `·`, Hebrew `־`, Tibetan `་`, …); and at least one letter or mark
+// (`#2024` is no hashtag on X). Its sign is `#` or the full-width `＃` an input method types,
+// which X files as `#`. `#bitcoin halving` or `#bitcoin,` is text: no post is filed under it
+// (docs/decisions.md, "On-demand from stored data").
+const X_TAG_CHARACTERS =
+  '\\p{L}\\p{M}\\p{Nd}_\\u200c\\u200d\\ua67e\\u05be\\u05f3\\u05f4\\uff5e\\u301c\\u309b\\u309c\\u30a0\\u30fb\\u3003\\u0f0b\\u0f0c\\u00b7';
+// Not a keycap (`#️⃣`: the sign, a variation selector and an enclosing mark).
+const X_TAG = new RegExp(
+  `^[#＃$](?![\\ufe0f\\u20e3])(?=[${X_TAG_CHARACTERS}]*[\\p{L}\\p{M}])[${X_TAG_CHARACTERS}]+$`,
+  'u',
+);
 const X_TAG_CHARACTER = new RegExp(`^[${X_TAG_CHARACTERS}]`, 'u');
+/** X's full-width hash sign: `＃tag` is filed as `#tag`. */
+const FULL_WIDTH_HASH = '\uff03';
 
 /** Whether an X keyword is one `#tag` or `$tag` (trimmed), the shape of a label miners file. */
 export function isXTag(keyword: string): boolean {
@@ -35,14 +46,19 @@ export function isXTag(keyword: string): boolean {
 }
 
 /**
- * Whether `text` holds `tag` as a whole tag: not followed by a character a tag may hold, so
- * `#eth` is not found in `#ethereum` or `#eth_l2` (a post filed under `#ethereum` is not in
- * `#eth`'s buckets, and upstream's on-demand X search quotes the keyword, a token match).
- * Both as the caller has them (the matcher lower-cases both).
+ * Whether `text` holds `tag` (`#` and its body) as a whole tag, signed `#` or `＃`: not followed
+ * by a character a tag may hold, so `#eth` is not found in `#ethereum` or `#eth_l2` (a post filed
+ * under `#ethereum` is not in `#eth`'s buckets, and upstream's on-demand X search quotes the
+ * keyword, a token match); or, with `headOfLonger`, also at the head of a longer tag (a label
+ * cut to its length is the head of the tag it was cut from). Both as the caller has them (the
+ * matcher lower-cases both).
  */
-export function holdsXTag(text: string, tag: string): boolean {
-  for (let at = text.indexOf(tag); at !== -1; at = text.indexOf(tag, at + 1)) {
-    if (!X_TAG_CHARACTER.test(text.slice(at + tag.length, at + tag.length + 2))) return true;
+export function holdsXTag(text: string, tag: string, headOfLonger = false): boolean {
+  for (const signed of [tag, FULL_WIDTH_HASH + tag.slice(1)]) {
+    for (let at = text.indexOf(signed); at !== -1; at = text.indexOf(signed, at + 1)) {
+      const end = at + signed.length;
+      if (headOfLonger || !X_TAG_CHARACTER.test(text.slice(end, end + 2))) return true;
+    }
   }
   return false;
 }
@@ -54,8 +70,8 @@ export function parseKeyword(keyword: string, source: Source): ParsedKeyword {
     const selector = SUBREDDIT_SELECTOR.exec(trimmed);
     if (selector) return { kind: 'subreddit', label: `r/${selector[1].toLowerCase()}` };
   }
-  if (source === 'x' && lower.startsWith('#') && isXTag(lower)) {
-    return { kind: 'hashtag', tag: lower };
+  if (source === 'x' && /^[#＃]/.test(lower) && isXTag(lower)) {
+    return { kind: 'hashtag', tag: `#${lower.slice(1)}` };
   }
   return { kind: 'text', text: lower };
 }

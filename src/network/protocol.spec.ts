@@ -3,6 +3,7 @@ import {
   bucketEnd,
   bucketStart,
   cutLabel,
+  labelOfKeyword,
   namesAuthor,
   statisticsLabel,
   timeBucketId,
@@ -65,6 +66,13 @@ describe('statisticsLabel', () => {
     // Composed (NFC), as posts are written: a combining accent spells the same label.
     expect(statisticsLabel('#Cafe\u0301')).toBe('#caf\u00e9');
     expect(statisticsLabel('Cafe\u0301 au lait')).toBe('caf\u00e9 au lait');
+  });
+
+  it("reads X's tags as X makes them: in-word punctuation, the full-width sign", () => {
+    expect(labelOfKeyword('#ポケモン・GO', 'x')).toBe('#ポケモン・go');
+    expect(labelOfKeyword('＃Bitcoin', 'x')).toBe('#bitcoin');
+    expect(labelOfKeyword('#2024', 'x')).toBeUndefined();
+    expect(statisticsLabel('＃Bitcoin', 'x')).toBe('#bitcoin');
   });
 
   it('only trims and lower-cases what names no label, or none under the source', () => {

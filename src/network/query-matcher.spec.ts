@@ -253,6 +253,27 @@ describe('compileQuery', () => {
       );
     });
 
+    // Miners file a post under its first tag cut to 140 characters, and statistics list that
+    // label: queried as listed, the posts were read from their bucket and dropped (a Unicode audit).
+    it('matches a label at the cut length with the posts whose tag it was cut from', () => {
+      const long = `#${'漢'.repeat(150)}`;
+      const label = `#${'漢'.repeat(139)}`;
+      const tagged = (text: string, hashtags: string[]) =>
+        xItem({ text, label, tweet: { ...xItem().tweet, hashtags } });
+      const asked = (item: XItem) => matches({ source: 'x', keywords: [label] }, item);
+      expect(asked(tagged('no tag in the text', [long]))).toBe(true);
+      expect(asked(tagged(`gm ${long}`, []))).toBe(true);
+      // Shorter than the cut, a tag is still whole.
+      const short = `#${'漢'.repeat(138)}`;
+      expect(matches({ source: 'x', keywords: [short] }, tagged(`gm ${long}`, [long]))).toBe(false);
+    });
+
+    it('matches a tag signed with the full-width ＃ as X files it, under #', () => {
+      const item = xItem({ text: 'gm ＃Bitcoin', tweet: { ...xItem().tweet, hashtags: [] } });
+      expect(matches({ source: 'x', keywords: ['#bitcoin'] }, item)).toBe(true);
+      expect(matches({ source: 'x', keywords: ['＃BITCOIN'] }, xItem())).toBe(true);
+    });
+
     it('searches the Reddit title and body', () => {
       expect(matches({ source: 'reddit', keywords: ['etf', 'PRICE'] }, redditItem())).toBe(true);
       const comment = redditItem({ title: null, content: 'Nice ETF', body: 'Nice ETF' });

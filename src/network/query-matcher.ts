@@ -1,8 +1,8 @@
 import { isRecord } from '../common/is-record';
-import { composed } from '../common/characters';
+import { characterCount, composed } from '../common/characters';
 import { dateRefusal, ISO_DATE_REFUSAL, parseIsoDate } from '../common/validation/iso-date';
 import { Source } from '../common/source';
-import { authorKey, KEYWORD_MODES, KeywordMode } from './protocol';
+import { authorKey, cutLabel, KEYWORD_MODES, KeywordMode, MAX_LABEL_LENGTH } from './protocol';
 import { holdsXTag, parseKeyword, ParsedKeyword } from './keywords';
 import { sourceOfName } from './sources';
 
@@ -68,6 +68,16 @@ export function compileQuery(query: MatchQuery): QueryMatcher {
 
 type UnknownRecord = Record<string, unknown>;
 
+/**
+ * Whether a tag is as long as a label may be, so possibly the head of a longer tag cut to it: a
+ * miner files a post under its first tag cut to MAX_LABEL_LENGTH characters, and statistics list
+ * that label (a Unicode audit: queried as listed, such posts were found in their bucket and then
+ * dropped as not matching). UTF-16 units first: they are never fewer than the characters.
+ */
+function mayBeCut(tag: string): boolean {
+  return tag.length >= MAX_LABEL_LENGTH && characterCount(tag) >= MAX_LABEL_LENGTH;
+}
+
 function stringField(record: UnknownRecord, key: string): string | undefined {
   const value = record[key];
   return typeof value === 'string' ? value : undefined;
@@ -119,7 +129,10 @@ class CompiledQuery implements QueryMatcher {
         case 'text':
           return text.includes(keyword.text);
         case 'hashtag':
-          return holdsXTag(text, keyword.tag) || this.hasHashtag(item, keyword.tag);
+          return (
+            holdsXTag(text, keyword.tag, mayBeCut(keyword.tag)) ||
+            this.hasHashtag(item, keyword.tag)
+          );
         case 'subreddit':
           return this.subreddits(item).has(keyword.label);
       }
@@ -138,8 +151,9 @@ class CompiledQuery implements QueryMatcher {
   }
 
   /**
-   * Whether the post's hashtag list holds `tag` (lower-case, with `#`); a listed tag may lack its
-   * `#`.
+   * Whether the post's hashtag list holds `tag` (lower-case, with `#`), as a label: cut as
+   * miners cut the tag they file a post under (cutLabel), so that a label listed at the cut
+   * length finds the posts filed under it. A listed tag may lack its `#`.
    */
   private hasHashtag(item: UnknownRecord, tag: string): boolean {
     const tweet = item.tweet;
@@ -147,7 +161,7 @@ class CompiledQuery implements QueryMatcher {
     return tweet.hashtags.some((listed) => {
       if (typeof listed !== 'string') return false;
       const normalized = composed(listed).trim().toLowerCase();
-      return (normalized.startsWith('#') ? normalized : `#${normalized}`) === tag;
+      return cutLabel(normalized.startsWith('#') ? normalized : `#${normalized}`) === tag;
     });
   }
 
