@@ -14,6 +14,7 @@ import type { Response } from 'express';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { RequireMasterKey } from '../../common/access/access.decorators';
 import { PrincipalId } from '../../common/auth/principal-id.decorator';
+import { ClientGone } from '../../common/http/client-gone';
 import { StatusDto } from '../../common/dto/status.dto';
 import { ApiErrorResponses, JSON_BODY_ERRORS } from '../../common/errors/error-responses';
 import { errorCase, validationCase } from '../../common/errors/error-cases';
@@ -145,7 +146,10 @@ export class ApiKeysController {
     description:
       'Returns the new key once; store it, it cannot be shown again. `tier` defaults to `regular`. ' +
       '`expires_at` (a future date-time with its offset) and `rate_limit` (requests per window, ' +
-      "overriding the class's budget) are optional.",
+      "overriding the class's budget) are optional. Not idempotent: each call that is stored makes " +
+      'a key. One whose client leaves before it is stored (a timeout) is not made; one whose answer ' +
+      'is lost after it was stored is made, and is found in the listing by its name and ' +
+      '`created_at`.',
   })
   @ApiOkResponse({
     type: ApiKeyCreatedDto,
@@ -162,8 +166,12 @@ export class ApiKeysController {
     }),
     ...KEY_FIELD_ERRORS,
   )
-  create(@Body() request: ApiKeyCreateDto, @PrincipalId() by: string): Promise<ApiKeyCreatedDto> {
-    return this.keys.create(request, by);
+  create(
+    @Body() request: ApiKeyCreateDto,
+    @PrincipalId() by: string,
+    @ClientGone() gone: AbortSignal,
+  ): Promise<ApiKeyCreatedDto> {
+    return this.keys.create(request, by, gone);
   }
 
   @Patch(':id')
@@ -176,7 +184,9 @@ export class ApiKeysController {
       'stay as they are; `null` clears `expires_at` or `rate_limit`. ' +
       CHANGE_REACH +
       ' A limit raised above the requests already counted in the window ends a ' +
-      'running cool-down (429) at once; the count stays. A deactivated key cannot be changed (409).',
+      'running cool-down (429) at once; the count stays. A deactivated key cannot be changed (409). ' +
+      'Safe to repeat; a change whose client leaves before it is stored (a timeout) is not made, so ' +
+      'it cannot replace a change sent after it.',
   })
   @ApiParam(KEY_ID_PARAM)
   @ApiOkResponse({
@@ -199,8 +209,9 @@ export class ApiKeysController {
     @Param('id') id: string,
     @Body() request: ApiKeyUpdateDto,
     @PrincipalId() by: string,
+    @ClientGone() gone: AbortSignal,
   ): Promise<ApiKeySummaryDto> {
-    return this.keys.update(id, request, by);
+    return this.keys.update(id, request, by, gone);
   }
 
   @Post(':key/deactivate')

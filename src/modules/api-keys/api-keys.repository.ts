@@ -33,8 +33,14 @@ export class ApiKeysRepository {
     this.keys = dataSource.getRepository(ApiKeyEntity);
   }
 
-  insert(key: NewApiKey): Promise<ApiKeyEntity> {
-    return this.keys.save(this.keys.create({ ...key, isActive: true }));
+  /** `beforeCommit` runs in the insert's transaction, last: a throw there stores nothing. */
+  insert(key: NewApiKey, beforeCommit: () => void = () => undefined): Promise<ApiKeyEntity> {
+    return this.dataSource.transaction(async (manager) => {
+      const keys = manager.getRepository(ApiKeyEntity);
+      const saved = await keys.save(keys.create({ ...key, isActive: true }));
+      beforeCommit();
+      return saved;
+    });
   }
 
   findByHash(keyHash: string): Promise<ApiKeyEntity | null> {
@@ -65,13 +71,26 @@ export class ApiKeysRepository {
     );
   }
 
-  /** Applies the changes to an active key and returns it; null when the key is not active. */
-  async updateActive(id: string, changes: ApiKeyChanges): Promise<ApiKeyEntity | null> {
+  /**
+   * Applies the changes to an active key and returns it; null when the key is not active.
+   * `beforeCommit` runs in the update's transaction, last: a throw there changes nothing.
+   */
+  updateActive(
+    id: string,
+    changes: ApiKeyChanges,
+    beforeCommit: () => void = () => undefined,
+  ): Promise<ApiKeyEntity | null> {
     const defined = Object.fromEntries(
       Object.entries(changes).filter(([, value]) => value !== undefined),
     ) as ApiKeyChanges;
-    const result = await this.keys.update({ id, isActive: true }, defined);
-    return result.affected ? this.findById(id) : null;
+    return this.dataSource.transaction(async (manager) => {
+      const keys = manager.getRepository(ApiKeyEntity);
+      const result = await keys.update({ id, isActive: true }, defined);
+      if (!result.affected) return null;
+      const updated = await keys.findOneBy({ id });
+      beforeCommit();
+      return updated;
+    });
   }
 
   async deactivate(id: string): Promise<void> {

@@ -347,11 +347,11 @@ describe(ApiKeysService.name, () => {
     const { service, repository, changes, key } = setUp({ rateLimit: 10 });
     repository.updateActive.mockResolvedValue({ ...key, rateLimit: null });
     const updated = await service.update(ID, { rate_limit: null }, 'master');
-    expect(repository.updateActive).toHaveBeenCalledWith(ID, {
-      name: undefined,
-      expiresAt: undefined,
-      rateLimit: null,
-    });
+    expect(repository.updateActive).toHaveBeenCalledWith(
+      ID,
+      { name: undefined, expiresAt: undefined, rateLimit: null },
+      expect.any(Function),
+    );
     expect(updated.rate_limit).toBeNull();
     expect(changes.publish).toHaveBeenCalledWith(ID);
   });

@@ -9,6 +9,7 @@ import { validationError } from '../../common/errors/validation-error-item';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { StatusDto } from '../../common/dto/status.dto';
+import { stillWanted } from '../../common/http/client-gone';
 import { parseRfc3339DateTime } from '../../common/validation/iso-date';
 import {
   KEY_BUDGET_SCOPE,
@@ -208,20 +209,27 @@ export class ApiKeysService {
   }
 
   /** `by`: the principal asking (its id as listed, or `master`), for the audit line. */
-  async create(request: ApiKeyCreateDto, by: string): Promise<ApiKeyCreatedDto> {
+  async create(
+    request: ApiKeyCreateDto,
+    by: string,
+    gone?: AbortSignal,
+  ): Promise<ApiKeyCreatedDto> {
     const key = generateApiKey();
-    const saved = await this.repository.insert({
-      name: request.name,
-      keyHash: hashApiKey(key),
-      prefix: displayPrefix(key),
-      tier: request.tier ?? 'regular',
-      expiresAt: expiryOf(request.expires_at) ?? null,
-      rateLimit: request.rate_limit ?? null,
-    });
-    // Made whether or not the answer reaches the client: one that gave up (a database slow to
-    // commit) never got this key, which works all the same. The line (with the request's id, as
-    // every line logged while handling a request) names it by id, never by the key, so that an
-    // operator can find it and deactivate it.
+    const saved = await this.repository.insert(
+      {
+        name: request.name,
+        keyHash: hashApiKey(key),
+        prefix: displayPrefix(key),
+        tier: request.tier ?? 'regular',
+        expiresAt: expiryOf(request.expires_at) ?? null,
+        rateLimit: request.rate_limit ?? null,
+      },
+      () => stillWanted(gone, 'a new key'),
+    );
+    // Not made for a client that left before the insert committed (`gone`); made for one that
+    // leaves after it, whose answer is lost: it never got this key, which works all the same.
+    // The line (with the request's id, as every line logged while handling a request) names it
+    // by id, never by the key, so that an operator can find it and deactivate it.
     this.audit.created(saved, by);
     return {
       key,
@@ -262,7 +270,12 @@ export class ApiKeysService {
    * Changes a key's name, expiry or own limit (absent fields stay, null clears). Only by id:
    * unlike deactivation, nothing justifies a secret in this URL. A deactivated key is final: 409.
    */
-  async update(id: string, request: ApiKeyUpdateDto, by: string): Promise<ApiKeySummaryDto> {
+  async update(
+    id: string,
+    request: ApiKeyUpdateDto,
+    by: string,
+    gone?: AbortSignal,
+  ): Promise<ApiKeySummaryDto> {
     const changes: ApiKeyChanges = {
       name: request.name,
       expiresAt: expiryOf(request.expires_at),
@@ -274,7 +287,11 @@ export class ApiKeysService {
     if (!key) throw new NotFoundException(KEY_ERRORS.notFound);
     await this.usage.settled();
     // Only an active key is updated, so a deactivation racing this update wins.
-    const updated = key.isActive ? await this.repository.updateActive(key.id, changes) : null;
+    const updated = key.isActive
+      ? await this.repository.updateActive(key.id, changes, () =>
+          stillWanted(gone, `a change of key ${key.id}`),
+        )
+      : null;
     if (!updated) throw new ConflictException(KEY_ERRORS.deactivated);
     this.audit.updated(key, updated, by);
     await this.announce(updated);

@@ -1,6 +1,7 @@
 import { Body, Controller, Get, HttpCode, Post, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ClientGone } from '../../common/http/client-gone';
 import { RequireKey, RequireValidatorKey } from '../../common/access/access.decorators';
 import { ApiErrorResponses, JSON_BODY_ERRORS } from '../../common/errors/error-responses';
 import { errorCase, validationCase } from '../../common/errors/error-cases';
@@ -47,7 +48,9 @@ export class DesirabilityController {
       'The body becomes the current vote of this service’s validator hotkey, replacing the previous ' +
       'one; an empty list withdraws it. Each job is registered as a scraping task, active for seven ' +
       'days from its first registration. Every violation is reported at once (422), each at its path; ' +
-      'a job id already registered for different params is a 422 at that job, and nothing is stored.',
+      'a job id already registered for different params is a 422 at that job, and nothing is stored. ' +
+      'Safe to repeat: the same body again registers nothing new. A vote whose client leaves before ' +
+      'it is stored (a timeout) is not stored, so it cannot replace a vote sent after it.',
   })
   @ApiBody({ type: DesirabilityRequestDto })
   @ApiOkResponse({
@@ -65,8 +68,9 @@ export class DesirabilityController {
   )
   submit(
     @Body(DesirabilityRequestPipe) submission: ParsedSubmission,
+    @ClientGone() gone: AbortSignal,
   ): Promise<DesirabilitySubmittedDto> {
-    return this.desirability.submit(submission);
+    return this.desirability.submit(submission, gone);
   }
 
   @Get('get_desirabilities')

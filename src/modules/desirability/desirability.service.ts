@@ -1,4 +1,5 @@
 import { Injectable, NotFoundException } from '@nestjs/common';
+import { stillWanted } from '../../common/http/client-gone';
 import { RetryLaterException } from '../../common/errors/retry-later';
 import { EntityManager } from 'typeorm';
 import { Clock } from '../../common/clock/clock';
@@ -77,14 +78,22 @@ export class DesirabilityService {
    * legacy-job-id.ts). A job that cannot be registered (its id names another task, or an ended
    * one; too many active tasks) is a 422 at that job, and nothing is stored.
    */
-  async submit(submission: ParsedSubmission): Promise<DesirabilitySubmittedDto> {
+  async submit(
+    submission: ParsedSubmission,
+    gone?: AbortSignal,
+  ): Promise<DesirabilitySubmittedDto> {
     const hotkey = this.identity.hotkey;
+    // Last before the commit: a vote whose client left is not stored (stillWanted), so that one
+    // given up on cannot land after the newer vote its client sent next, and replace it.
+    const wanted = () => stillWanted(gone, `the vote of ${hotkey}`);
     if (submission.jobs.length === 0) {
       const publication = await this.tasks.registering(async (manager) => {
         const previous = await this.repository.findVote(hotkey, manager);
         await this.repository.deleteVote(hotkey, manager);
         await this.reweigh(previous?.jobs ?? [], manager);
-        return this.publication.enqueue(hotkey, [], manager);
+        const enqueued = await this.publication.enqueue(hotkey, [], manager);
+        wanted();
+        return enqueued;
       });
       return {
         status: 'success',
@@ -120,6 +129,7 @@ export class DesirabilityService {
         await this.reweigh([...(previous?.jobs ?? []), ...jobs], manager);
         // Queued with the vote it publishes: stored together or not at all.
         const publication = await this.publication.enqueue(hotkey, jobs, manager);
+        wanted();
         return { ...outcome, jobs, publication };
       }
       return { ...outcome, jobs, publication: undefined };

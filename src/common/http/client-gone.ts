@@ -1,0 +1,48 @@
+import type { ServerResponse } from 'node:http';
+import { createParamDecorator, ExecutionContext, HttpException, Logger } from '@nestjs/common';
+import { whenResponseDone } from '../response-done';
+
+/**
+ * What a change whose client left before it was stored is answered with: nothing reaches the
+ * client, and the request's line says `closed before the answer was complete`. Not a 500: no
+ * fault of ours, and no stack in the log.
+ */
+export class ClientGoneException extends HttpException {
+  constructor() {
+    super({ detail: 'The client left before the change was stored; it was not made' }, 499);
+  }
+}
+
+/**
+ * A signal aborted once the client has left before its answer was sent: the response closed
+ * unanswered (whenResponseDone), the client timed out or its connection broke.
+ */
+export function clientGoneSignal(response: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  whenResponseDone(response, (answered) => {
+    if (!answered) controller.abort(new ClientGoneException());
+  });
+  return controller.signal;
+}
+
+/** The request's clientGoneSignal, for a route that makes a change (see stillWanted). */
+export const ClientGone = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): AbortSignal =>
+    clientGoneSignal(context.switchToHttp().getResponse<ServerResponse>()),
+);
+
+const logger = new Logger('ClientGone');
+
+/**
+ * Called in a change's transaction, last before it commits: throws ClientGoneException, which
+ * rolls the change back, when its client has left. A client that timed out and sent a newer
+ * change (a corrected vote, another limit) must not have the one it gave up on land after it and
+ * replace it: a write held up (a database slow to answer, a lock) went on after its client had
+ * gone, and overwrote the newer one (a retry audit). What commits was still awaited then; a
+ * client leaving after the commit finds the change made, and a retry of a change finds it so.
+ */
+export function stillWanted(gone: AbortSignal | undefined, change: string): void {
+  if (!gone?.aborted) return;
+  logger.warn(`not made, the client left before it was stored: ${change}`);
+  throw gone.reason;
+}
