@@ -74,6 +74,17 @@ describe('Error responses', () => {
     expect(long.body.detail).toEqual([
       expect.objectContaining({ loc: ['body', 'keywords', 1], type: 'string_too_long' }),
     ]);
+    // Counted composed, as a job label is: typed with combining accents, 140 characters is 140
+    // (a Unicode audit: set_desirabilities took the label, on-demand and statistics refused it).
+    const decomposed = `#${'e\u0301'.repeat(139)}`;
+    await query({ source: 'x', keywords: [decomposed] }).expect(200);
+    await query({ source: 'x', keywords: [`${decomposed}e`] }).expect(422);
+    const label = (text: string) =>
+      app.http
+        .get(`/api/v1/get_bytes_by_label?label=${encodeURIComponent(text)}`)
+        .set('X-API-Key', key);
+    await label(decomposed).expect(200);
+    await label(`${decomposed}e`).expect(422);
     const source = await query({ source: 'facebook' }).expect(422);
     expect(source.body.detail).toEqual([
       expect.objectContaining({ loc: ['body', 'source'], type: 'enum' }),

@@ -1,5 +1,5 @@
 import { ValidateBy, ValidationOptions } from 'class-validator';
-import { characterCount } from '../characters';
+import { characterCount, composed } from '../characters';
 
 /**
  * At most `max` characters (code points). Reported as pydantic's `string_too_long` (the
@@ -12,6 +12,25 @@ export const MaxCharacters = (max: number, options?: ValidationOptions) =>
       constraints: [max],
       validator: {
         validate: (value: unknown) => typeof value === 'string' && characterCount(value) <= max,
+        defaultMessage: () => `must be at most ${max} characters`,
+      },
+    },
+    options,
+  );
+
+/**
+ * At most `max` characters (code points) once composed (NFC): for a text read as a word
+ * (`composed`), whose two spellings (`café` with a combining accent or without) are one word and
+ * must meet one bound, as a job label's does (docs/decisions.md, "Composed text").
+ */
+export const MaxComposedCharacters = (max: number, options?: ValidationOptions) =>
+  ValidateBy(
+    {
+      name: 'maxLength',
+      constraints: [max],
+      validator: {
+        validate: (value: unknown) =>
+          typeof value === 'string' && characterCount(composed(value)) <= max,
         defaultMessage: () => `must be at most ${max} characters`,
       },
     },

@@ -85,7 +85,9 @@ export async function writeFileAtomically(
     });
   } catch (error) {
     await stored.catch(() => undefined);
-    await rm(partial, { force: true });
+    // The write's error is the one to report: a removal failing too (a disk gone read-only after
+    // an I/O error) would replace it (an error-paths audit).
+    await rm(partial, { force: true }).catch(() => undefined);
     throw error;
   }
   return { bytes: (await stat(path)).size, sha256: hash.digest('hex') };

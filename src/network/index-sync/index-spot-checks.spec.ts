@@ -20,7 +20,11 @@ function checks(options: {
   askable?: ServingMiner[];
   /** Indexes stored before this run: claimed bytes and the bucket a sample gives, by uid. */
   stored?: Record<number, { claimed: number; sample: IndexRow }>;
+  /** A read that fails, as Postgres failing fails it. */
+  failing?: 'budgets' | 'claims' | 'sample';
 }) {
+  const failed = (what: string) =>
+    options.failing === what ? Promise.reject(new Error('Connection terminated')) : undefined;
   const fetched: { uid: number; claimed: number; axonUrl?: string }[] = [];
   const refusedScored: number[] = [];
   const network = {
@@ -38,6 +42,7 @@ function checks(options: {
   } as unknown as NetworkService;
   const budgets = {
     left: (hotkeys: string[]) =>
+      failed('budgets') ??
       Promise.resolve(new Map(hotkeys.map((h) => [h, { left: options.left[h] ?? 0 }]))),
   } as unknown as CallBudgets;
   const config = {
@@ -46,10 +51,11 @@ function checks(options: {
   const stored = options.stored ?? {};
   const index = {
     claimedBytes: (uids: number[]) =>
+      failed('claims') ??
       Promise.resolve(
         new Map(uids.filter((uid) => stored[uid]).map((uid) => [uid, stored[uid].claimed])),
       ),
-    sampleBucket: (uid: number) => Promise.resolve(stored[uid]?.sample),
+    sampleBucket: (uid: number) => failed('sample') ?? Promise.resolve(stored[uid]?.sample),
   } as unknown as MinerIndexService;
   return { spot: new IndexSpotChecks(network, budgets, index, config), fetched, refusedScored };
 }
@@ -143,6 +149,28 @@ describe(IndexSpotChecks.name, () => {
     });
     await none.spot.check([{ miner: miner(1), bucket: row(10), claimed: 10 }]);
     expect(none.fetched.map((f) => f.uid)).toEqual([1]);
+  });
+
+  it('says so when a read it needs fails, and checks whom it still can', async () => {
+    const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    try {
+      const run = (failing: 'budgets' | 'claims' | 'sample') =>
+        checks({
+          left: { hk1: 1, hk3: 1 },
+          stored: { 3: { claimed: 5000, sample: row(777) } },
+          failing,
+        }).spot.check([{ miner: miner(1), bucket: row(10), claimed: 10 }]);
+      expect(await run('budgets')).toEqual([]);
+      expect((await run('claims')).map((result) => result.uid)).toEqual([1]);
+      expect((await run('sample')).map((result) => result.uid)).toEqual([1]);
+      expect(warned.mock.calls.map(([, message]) => message)).toEqual([
+        'spot checks: the call budgets not read; fewer miners checked this run',
+        "spot checks: the stored indexes' claims not read; fewer miners checked this run",
+        "spot checks: a bucket of miner 3's stored index not read; fewer miners checked this run",
+      ]);
+    } finally {
+      warned.mockRestore();
+    }
   });
 
   // Chosen uniformly, a 100× liar among 256 miners was checked about once in 50 hours (a

@@ -87,7 +87,7 @@ export class IndexSpotChecks {
     const others = [...askable.values()].filter((miner) => !freshUids.has(miner.uid));
     const held = await this.index
       .claimedBytes(others.map((miner) => miner.uid))
-      .catch(() => new Map<number, number>());
+      .catch(this.unread("the stored indexes' claims", new Map<number, number>()));
     const stored = others.flatMap((miner) => {
       const claimed = held.get(miner.uid);
       return claimed ? [{ miner, bucket: undefined, claimed }] : [];
@@ -98,12 +98,16 @@ export class IndexSpotChecks {
         all.map(({ miner }) => miner.hotkey),
         'GetDataEntityBucket',
       )
-      .catch(() => new Map<string, { left: number }>());
+      .catch(this.unread('the call budgets', new Map<string, { left: number }>()));
     const candidates = all.filter(({ miner }) => (left.get(miner.hotkey)?.left ?? 0) > 0);
     const chosen = chooseForChecks(candidates, this.config.network.indexSync.spotChecks);
     const checked = await Promise.all(
       chosen.map(async ({ miner, bucket }) => {
-        const row = bucket ?? (await this.index.sampleBucket(miner.uid).catch(() => undefined));
+        const row =
+          bucket ??
+          (await this.index
+            .sampleBucket(miner.uid)
+            .catch(this.unread(`a bucket of miner ${miner.uid}'s stored index`, undefined)));
         if (!row) return undefined;
         const key = { source: row.source, label: row.label, timeBucket: row.timeBucket };
         return { miner, outcome: await this.network.spotCheckBucket(miner, key, row.bytes) };
@@ -127,6 +131,21 @@ export class IndexSpotChecks {
       if (score === null) return [];
       return [this.warnOf(miner, { score, problems: [`bucket not fetched: ${outcome.message}`] })];
     });
+  }
+
+  /**
+   * What a read the checks cannot do without (Postgres failing) answers: fewer checks, or none,
+   * and a warning. A run that silently checked no one read as "checked, nothing wrong" in the
+   * sync's line (an error-paths audit).
+   */
+  private unread<T>(what: string, fallback: T): (error: unknown) => T {
+    return (error) => {
+      this.logger.warn(
+        { err: error },
+        `spot checks: ${what} not read; fewer miners checked this run`,
+      );
+      return fallback;
+    };
   }
 
   /** The miner's result, its problems warned of, under its uid and hotkey. */

@@ -11,7 +11,11 @@ import {
 } from '../../../common/validation/iso-date';
 import { NotBlank } from '../../../common/validation/not-blank';
 import { StorableText } from '../../../common/validation/storable-text';
-import { MaxCharacters, MinCharacters } from '../../../common/validation/text-length';
+import {
+  MaxCharacters,
+  MaxComposedCharacters,
+  MinCharacters,
+} from '../../../common/validation/text-length';
 import { IsSource, Source } from '../../../common/source';
 import { KEYWORD_MODES, KeywordMode } from '../../../network/protocol';
 import { AUTHOR_NAME_PATTERN, NamesAnAuthor } from './author-name';
@@ -112,7 +116,7 @@ export class DataQueryRequestDto {
   @IsString({ each: true })
   @MinCharacters(1, { each: true })
   @NotBlank({ each: true })
-  @MaxCharacters(140, { each: true })
+  @MaxComposedCharacters(140, { each: true })
   @StorableText({ each: true })
   keywords?: string[] | null;
 

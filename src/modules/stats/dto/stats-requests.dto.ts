@@ -6,7 +6,7 @@ import { timeBucketId } from '../../../network/protocol';
 import { IsInteger } from '../../../common/validation/is-integer';
 import { StorableText } from '../../../common/validation/storable-text';
 import { NotBlank } from '../../../common/validation/not-blank';
-import { MaxCharacters } from '../../../common/validation/text-length';
+import { MaxComposedCharacters } from '../../../common/validation/text-length';
 
 /** `source`, as a path parameter (`@Param()`) or a query parameter (`@Query()`). */
 export class SourceDto {
@@ -26,7 +26,7 @@ export class LabelQueryDto {
   })
   @IsString()
   @NotBlank()
-  @MaxCharacters(140)
+  @MaxComposedCharacters(140)
   @StorableText()
   label: string;
 }
@@ -85,7 +85,7 @@ export class QueryBucketQueryDto {
   @IsOptional()
   @IsString()
   @NotBlank()
-  @MaxCharacters(140)
+  @MaxComposedCharacters(140)
   @StorableText()
   label?: string;
 
