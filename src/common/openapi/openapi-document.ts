@@ -45,7 +45,9 @@ export function budgetsText({
     '(draft-ietf-httpapi-ratelimit-headers) as ' +
     `\`RateLimit-Policy: "default";q=${regularPerWindow};w=${windowSeconds}\` and ` +
     `\`RateLimit: "default";r=${regularPerWindow - 1};t=${later}\`, except on the answers ` +
-    `given before the key is counted: ${ANSWERS_BEFORE_THE_COUNT}.`
+    `given before the key is counted: ${ANSWERS_BEFORE_THE_COUNT}. Every other answer of an operation counts, ` +
+    'errors included; a 429 does not. Going over the budget starts a cool-down of one window ' +
+    '(`Retry-After`); a client that waits it out finds a new window with its whole budget.'
   );
 }
 
