@@ -55,7 +55,7 @@ export const HeaderSecret = () =>
  * every lifecycle tick, "timestamp out of range"; PUBLICATION_LEASE_MS every publication,
  * "Invalid time value": a configuration audit's finding).
  */
-const MAX_DURATION_SECONDS = 365 * 24 * 3600;
+export const MAX_DURATION_SECONDS = 365 * 24 * 3600;
 export const DurationSeconds = () =>
   Max(MAX_DURATION_SECONDS, { message: `must be at most ${MAX_DURATION_SECONDS} s (365 days)` });
 export const DurationMs = () =>

@@ -263,6 +263,11 @@ describe('compileQuery', () => {
       const asked = (item: XItem) => matches({ source: 'x', keywords: [label] }, item);
       expect(asked(tagged('no tag in the text', [long]))).toBe(true);
       expect(asked(tagged(`gm ${long}`, []))).toBe(true);
+      // A tag 140 characters long as typed, longer once lower-cased, is asked for cut.
+      const dotted = `#İ${'a'.repeat(200)}`;
+      const typed = `#İ${'a'.repeat(138)}`;
+      expect(matches({ source: 'x', keywords: [typed] }, tagged('no tag', [dotted]))).toBe(true);
+      expect(matches({ source: 'x', keywords: [typed] }, tagged(`gm ${dotted}`, []))).toBe(true);
       // Shorter than the cut, a tag is still whole.
       const short = `#${'漢'.repeat(138)}`;
       expect(matches({ source: 'x', keywords: [short] }, tagged(`gm ${long}`, [long]))).toBe(false);

@@ -128,11 +128,11 @@ class CompiledQuery implements QueryMatcher {
       switch (keyword.kind) {
         case 'text':
           return text.includes(keyword.text);
-        case 'hashtag':
-          return (
-            holdsXTag(text, keyword.tag, mayBeCut(keyword.tag)) ||
-            this.hasHashtag(item, keyword.tag)
-          );
+        case 'hashtag': {
+          // As a label: lower-cased, a tag may grow past the cut (`İ` is two characters then).
+          const label = cutLabel(keyword.tag);
+          return holdsXTag(text, label, mayBeCut(label)) || this.hasHashtag(item, label);
+        }
         case 'subreddit':
           return this.subreddits(item).has(keyword.label);
       }

@@ -45,15 +45,17 @@ describe('A change whose client left before it was stored', () => {
 
   /**
    * Runs `hold` in a transaction of its own, sends `path` with `body` from a client that leaves
-   * after 300 ms while the hold lasts, then ends the hold; resolves once the server has
-   * finished with the request (its line is written).
+   * after 300 ms while the hold lasts, then ends the hold; resolves with what the server warned
+   * of the change once it has finished with it.
    */
   async function abandon(
     hold: (runner: QueryRunner) => Promise<unknown>,
     method: 'POST' | 'PATCH',
     path: string,
     body: unknown,
-  ): Promise<void> {
+    key = TEST_MASTER_KEY,
+  ): Promise<string[]> {
+    const before = notMade().length;
     const runner = database.createQueryRunner();
     await runner.connect();
     await runner.startTransaction();
@@ -63,7 +65,7 @@ describe('A change whose client left before it was stored', () => {
       const json = JSON.stringify(body);
       await sendAndLeave(
         Number(new URL(app.url).port),
-        `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${TEST_MASTER_KEY}\r\n` +
+        `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${key}\r\n` +
           `X-Request-Id: ${requestId}\r\nContent-Type: application/json\r\n` +
           `Content-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`,
         300,
@@ -74,7 +76,9 @@ describe('A change whose client left before it was stored', () => {
       await runner.commitTransaction();
       await runner.release();
     }
-    await until(async () => (notMade().length > 0 ? true : undefined), 5000);
+    // The change's own warning: written once its transaction has ended, rolled back.
+    await until(async () => (notMade().length > before ? true : undefined), 5000);
+    return notMade().slice(before);
   }
 
   const requestLine = (id: string) =>
@@ -84,25 +88,35 @@ describe('A change whose client left before it was stored', () => {
         (line) =>
           line.req?.id === id && line.msg?.includes('closed before the answer was complete'),
       );
+  const NOT_MADE = 'not made, its connection closed before it was stored: ';
   const notMade = () =>
     capture
       .lines<{ msg?: string }>()
-      .filter((line) => line.msg?.startsWith('not made, the client left before it was stored'));
+      .flatMap((line) => (line.msg?.startsWith(NOT_MADE) ? [line.msg] : []));
+  const vote = (label: string) => ({
+    desirabilities: [{ id: `job-${label.slice(1)}`, weight: 1, params: { platform: 'x', label } }],
+  });
+  const storedVote = async () =>
+    JSON.stringify(
+      (
+        await app.http
+          .get(`/api/v1/get_desirabilities?hotkey=${HOTKEY}`)
+          .set('X-API-Key', TEST_MASTER_KEY)
+          .expect(200)
+      ).body,
+    );
+  const tasksLabelled = (label: string) =>
+    database.query('SELECT id FROM scraping_tasks WHERE label = $1', [label]);
 
   it('does not apply a key change whose client gave up while it waited', async () => {
     const { id } = await createKey(app, { rate_limit: 5 });
-    const before = notMade().length;
-    await abandon(
+    const warned = await abandon(
       (runner) => runner.query('SELECT 1 FROM api_keys WHERE id = $1 FOR UPDATE', [id]),
       'PATCH',
       `/api/v1/keys/${id}`,
       { rate_limit: 10 },
     );
-    expect(
-      notMade()
-        .slice(before)
-        .map((line) => line.msg),
-    ).toEqual([`not made, the client left before it was stored: a change of key ${id}`]);
+    expect(warned).toEqual([`${NOT_MADE}a change of key ${id}`]);
     const [row] = await database.query('SELECT rate_limit FROM api_keys WHERE id = $1', [id]);
     expect(row.rate_limit).toBe(5);
     // A client that waits has its change made, after as before.
@@ -114,40 +128,48 @@ describe('A change whose client left before it was stored', () => {
   });
 
   it('does not create a key whose client gave up while it waited', async () => {
-    await abandon(
+    const warned = await abandon(
       (runner) => runner.query('LOCK TABLE api_keys IN EXCLUSIVE MODE'),
       'POST',
       '/api/v1/keys',
       { name: 'given up on' },
     );
+    expect(warned).toEqual([`${NOT_MADE}a new key`]);
     const rows = await database.query("SELECT id FROM api_keys WHERE name = 'given up on'");
     expect(rows).toEqual([]);
   });
 
   it('does not store a vote whose client gave up while it waited, nor replace the vote before it', async () => {
-    const vote = (label: string) => ({
-      desirabilities: [
-        { id: `job-${label.slice(1)}`, weight: 1, params: { platform: 'x', label } },
-      ],
-    });
     await app.http
       .post('/api/v1/set_desirabilities')
       .set('X-API-Key', TEST_MASTER_KEY)
       .send(vote('#kept'))
       .expect(200);
-    await abandon(
+    const warned = await abandon(
       (runner) => runner.query('SELECT pg_advisory_xact_lock($1)', [REGISTRATION_LOCK_ID]),
       'POST',
       '/api/v1/set_desirabilities',
       vote('#abandoned'),
     );
-    const stored = await app.http
-      .get(`/api/v1/get_desirabilities?hotkey=${HOTKEY}`)
-      .set('X-API-Key', TEST_MASTER_KEY)
-      .expect(200);
-    expect(JSON.stringify(stored.body)).toContain('#kept');
-    expect(JSON.stringify(stored.body)).not.toContain('#abandoned');
-    const tasks = await database.query("SELECT id FROM scraping_tasks WHERE label = '#abandoned'");
-    expect(tasks).toEqual([]);
+    expect(warned).toEqual([`${NOT_MADE}the vote of ${HOTKEY}`]);
+    expect(await storedVote()).toContain('#kept');
+    expect(await storedVote()).not.toContain('#abandoned');
+    expect(await tasksLabelled('#abandoned')).toEqual([]);
+  });
+
+  // A key not cached is looked up in the guards, before the handler asks whether its client is
+  // still there: a client gone by then had sent its close already (a review's finding).
+  it('does not store a vote whose client gave up while its key was looked up', async () => {
+    const { key } = await createKey(app, { tier: 'validator' });
+    const warned = await abandon(
+      (runner) => runner.query('LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE'),
+      'POST',
+      '/api/v1/set_desirabilities',
+      vote('#looked-up'),
+      key,
+    );
+    expect(warned).toEqual([`${NOT_MADE}the vote of ${HOTKEY}`]);
+    expect(await storedVote()).not.toContain('#looked-up');
+    expect(await tasksLabelled('#looked-up')).toEqual([]);
   });
 });

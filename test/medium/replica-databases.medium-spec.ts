@@ -89,7 +89,19 @@ describe(ReplicaDatabases.name, () => {
       async () => ((await announce((db + 1) % 16)) && warnings.length >= 1 ? true : undefined),
       5000,
     );
-    const stray = ['null', '"x"', '[]', '1', 'true', '{}', '{"db":null}', '{"db":"3"}', 'not json'];
+    const stray = [
+      'null',
+      '"x"',
+      '[]',
+      '1',
+      'true',
+      '{}',
+      '{"db":null}',
+      '{"db":"3"}',
+      '{"db":-1}',
+      '{"db":65536}',
+      'not json',
+    ];
     for (const message of stray) await connection.client!.publish(channel, message);
     // One published after them all is heard: the replica still listens, and the process lives.
     await announce((db + 2) % 16);

@@ -98,6 +98,13 @@ export class ReplicaDatabases implements OnModuleInit, OnApplicationShutdown {
   }
 }
 
+/**
+ * The largest database number an announcement is read with. Redis numbers its databases below
+ * its `databases` setting (16 by default); bounded, the numbers warned of are too, whatever
+ * another client of the server publishes here (a review's finding).
+ */
+const MAX_DATABASE = 65_535;
+
 /** The announcement a message holds, or undefined for anything else. */
 function announcementOf(message: string): Announcement | undefined {
   let parsed: unknown;
@@ -106,6 +113,9 @@ function announcementOf(message: string): Announcement | undefined {
   } catch {
     return undefined;
   }
-  if (!isRecord(parsed) || !Number.isInteger(parsed.db)) return undefined;
-  return { db: parsed.db as number, reply: parsed.reply === true };
+  if (!isRecord(parsed)) return undefined;
+  const { db, reply } = parsed;
+  if (typeof db !== 'number' || !Number.isInteger(db) || db < 0 || db > MAX_DATABASE)
+    return undefined;
+  return { db, reply: reply === true };
 }

@@ -29,10 +29,13 @@ import { ApiKeyUpdateDto } from './dto/api-key-update.dto';
 
 const KEY_NOT_FOUND = errorCase(404, 'keyNotFound', 'No key with this id', KEY_ERRORS.notFound);
 
+/**
+ * Looked up, not validated, as every path id: one that is no key's id (a UUID as listed) is a
+ * 404, so the document claims no format a 422 would enforce.
+ */
 const KEY_ID_PARAM = {
   name: 'id',
-  description: 'The id of the key (as listed)',
-  format: 'uuid',
+  description: 'The id of the key (a UUID, as listed); any other text is a 404',
   example: '0b7d5a8e-3c4f-4e1a-9f2b-6d8c1e0a4b37',
 };
 

@@ -163,7 +163,7 @@ describe(IndexSpotChecks.name, () => {
       expect(await run('budgets')).toEqual([]);
       expect((await run('claims')).map((result) => result.uid)).toEqual([1]);
       expect((await run('sample')).map((result) => result.uid)).toEqual([1]);
-      expect(warned.mock.calls.map(([, message]) => message)).toEqual([
+      expect(warned.mock.calls.map(([, message]) => String(message))).toEqual([
         'spot checks: the call budgets not read; fewer miners checked this run',
         "spot checks: the stored indexes' claims not read; fewer miners checked this run",
         "spot checks: a bucket of miner 3's stored index not read; fewer miners checked this run",

@@ -1,11 +1,17 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { MAX_DURATION_SECONDS } from '../../../config/setting-forms';
 import { RATE_LIMIT_MAX, RATE_LIMIT_MIN } from '../../../common/throttling/rate-limit-settings';
 import { ApiKeySummaryDto } from './api-key-summary.dto';
 
 /** A count of requests: never negative, never over the largest budget a key can have. */
 const COUNT = { type: 'integer', format: 'int32', minimum: 0, maximum: RATE_LIMIT_MAX } as const;
-/** Whole seconds, rounded up, within the longest window the settings allow (365 days). */
-const SECONDS = { type: 'integer', format: 'int32', minimum: 0, maximum: 365 * 24 * 3600 } as const;
+/** Whole seconds, rounded up, within the longest window the settings allow. */
+const SECONDS = {
+  type: 'integer',
+  format: 'int32',
+  minimum: 0,
+  maximum: MAX_DURATION_SECONDS,
+} as const;
 
 /**
  * A key's budget as it stands, read without counting a request: the numbers its next request's
