@@ -136,7 +136,8 @@ export function parseLabel(
  * job labels; undefined when it breaks the rule.
  */
 function canonicalJobLabel(platform: Source, text: string): string | undefined {
-  if (platform === 'x') return /^#[^\s#]+$/.test(text) ? text : undefined;
+  // The full-width sign an input method types is X's `#`, as on-demand reads it (keywords.ts).
+  if (platform === 'x') return /^[#＃][^\s#＃]+$/.test(text) ? `#${text.slice(1)}` : undefined;
   const subreddit = /^(?:\/?r\/|\/)([^\s/]+)$/.exec(text);
   return subreddit ? `r/${subreddit[1]}` : undefined;
 }

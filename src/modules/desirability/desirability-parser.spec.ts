@@ -86,6 +86,11 @@ describe(parseDesirabilityRequest.name, () => {
       expect(submission.locs).toEqual([[...ROOT, 0, 'id']]);
     });
 
+    it('reads an X label signed with the full-width ＃ as #, as on-demand reads it', () => {
+      const submission = parsed(job({}, { platform: 'x', label: '＃Bitcoin' }));
+      expect(submission.jobs[0].label).toBe('#bitcoin');
+    });
+
     it.each([
       ['id missing', { id: undefined }, [...ROOT, 0, 'id'], 'missing'],
       ['id not a string', { id: 7 }, [...ROOT, 0, 'id'], 'string_type'],

@@ -24,7 +24,7 @@ export class DesirabilityJobParamsDto {
 
   @ApiPropertyOptional({
     description:
-      'X: a hashtag (`#tag`); Reddit: a subreddit (`r/name`; `/r/name` and `/name` are accepted and ' +
+      'X: a hashtag (`#tag`; `＃tag`, the full-width sign, is stored as `#tag`); Reddit: a subreddit (`r/name`; `/r/name` and `/name` are accepted and ' +
       'stored as `r/name`). Trimmed, composed (NFC) and lower-cased, 1..140 characters, no control ' +
       'characters.',
     type: String,
