@@ -109,3 +109,39 @@ describe('Pipelined requests', () => {
     );
   });
 });
+
+describe('Lines logged while handling a pipelined request', () => {
+  const capture = new LogCapture();
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await startTestApp({ LOG_LEVEL: 'info' }, { logDestination: capture });
+  });
+  afterAll(() => app.close());
+
+  // A request that waited for its turn ran in the scope of the request before it: its key audit
+  // line carried that one's id, which is not what an operator searches by (a live audit).
+  it("carry the request's own id, not the id of the request before it on the connection", async () => {
+    const { id } = (
+      await app.http.post('/api/v1/keys').set('X-API-Key', TEST_MASTER_KEY).send({ name: 'p' })
+    ).body as { id: string };
+    const body = JSON.stringify({ name: 'pipelined' });
+    const socket = await pipelining(
+      app,
+      health.replace('\r\n\r\n', '\r\nX-Request-Id: first-in-line\r\n\r\n') +
+        `PATCH /api/v1/keys/${id} HTTP/1.1\r\nHost: localhost\r\nX-API-Key: ${TEST_MASTER_KEY}\r\n` +
+        `X-Request-Id: second-in-line\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    let received = '';
+    for await (const chunk of socket) {
+      received += (chunk as Buffer).toString('latin1');
+      if ((received.match(/HTTP\/1\.1 200/g) ?? []).length === 2 && received.endsWith('}')) break;
+    }
+    socket.destroy();
+    const audit = capture
+      .lines<{ audit?: string; req?: { id?: string } }>()
+      .find((line) => line.audit === 'key_updated');
+    expect(audit?.req?.id).toBe('second-in-line');
+  });
+});

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
+import { AsyncResource } from 'node:async_hooks';
 import type { Socket } from 'node:net';
 import { ThrottledWarning, WARNING_INTERVAL_MS } from '../logging/throttled-warning';
 import { plural } from '../plural';
@@ -42,9 +43,13 @@ export function requestsInTurn(
       return;
     }
     waiting.set(socket, count);
+    // Bound to this request's scope (request-logging.ts runs first): the `socket` event comes in
+    // the scope of the request before it, whose id every line of this one carried, its key audit
+    // lines and its "not made" warning included (a live audit).
+    const proceed = AsyncResource.bind(next);
     response.once('socket', () => {
       waiting.set(socket, (waiting.get(socket) ?? 1) - 1);
-      next();
+      proceed();
     });
   };
 }

@@ -72,24 +72,29 @@ export class ApiKeysRepository {
   }
 
   /**
-   * Applies the changes to an active key and returns it; null when the key is not active.
-   * `beforeCommit` runs in the update's transaction, last: a throw there changes nothing.
+   * Applies the changes to an active key: the key as it was just before (locked, so that no other
+   * change comes between) and as it is now; null when the key is not active. `beforeCommit` runs
+   * in the update's transaction, last: a throw there changes nothing.
    */
   updateActive(
     id: string,
     changes: ApiKeyChanges,
     beforeCommit: () => void = () => undefined,
-  ): Promise<ApiKeyEntity | null> {
+  ): Promise<{ before: ApiKeyEntity; after: ApiKeyEntity } | null> {
     const defined = Object.fromEntries(
       Object.entries(changes).filter(([, value]) => value !== undefined),
     ) as ApiKeyChanges;
     return this.dataSource.transaction(async (manager) => {
       const keys = manager.getRepository(ApiKeyEntity);
-      const result = await keys.update({ id, isActive: true }, defined);
-      if (!result.affected) return null;
-      const updated = await keys.findOneBy({ id });
+      const before = await keys.findOne({
+        where: { id, isActive: true },
+        lock: { mode: 'pessimistic_write' },
+      });
+      if (!before) return null;
+      await keys.update({ id }, defined);
+      const after = (await keys.findOneBy({ id }))!;
       beforeCommit();
-      return updated;
+      return { before, after };
     });
   }
 

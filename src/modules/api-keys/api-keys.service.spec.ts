@@ -1,6 +1,7 @@
 import { ConflictException, Logger, NotFoundException } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { Clock } from '../../common/clock/clock';
+import { isRecord } from '../../common/is-record';
 import { isDatabaseUnavailable } from '../../common/database-unavailable';
 import { AppConfig } from '../../config/app-config';
 import { ApiKeyEntity } from './api-key.entity';
@@ -345,7 +346,7 @@ describe(ApiKeysService.name, () => {
 
   it('passes only the fields given, with null for those cleared, and announces the change', async () => {
     const { service, repository, changes, key } = setUp({ rateLimit: 10 });
-    repository.updateActive.mockResolvedValue({ ...key, rateLimit: null });
+    repository.updateActive.mockResolvedValue({ before: key, after: { ...key, rateLimit: null } });
     const updated = await service.update(ID, { rate_limit: null }, 'master');
     expect(repository.updateActive).toHaveBeenCalledWith(
       ID,
@@ -383,5 +384,21 @@ describe(ApiKeysService.name, () => {
       remaining: 100,
       resets_in_seconds: 0,
     });
+  });
+
+  it('audits what the change changed, from the row it locked, not from an older read', async () => {
+    // Read first as `team`; renamed by another change before this one locked the row.
+    const { service, repository, key } = setUp({ rateLimit: 10 });
+    const renamed = { ...key, name: 'renamed elsewhere' };
+    repository.updateActive.mockResolvedValue({
+      before: renamed,
+      after: { ...renamed, rateLimit: 41 },
+    });
+    const logged = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+    await service.update(ID, { rate_limit: 41 }, 'master');
+    const [fields] = logged.mock.calls.find(
+      ([line]) => isRecord(line) && line.audit === 'key_updated',
+    )!;
+    expect((fields as { changes: unknown }).changes).toEqual({ rate_limit: { from: 10, to: 41 } });
   });
 });

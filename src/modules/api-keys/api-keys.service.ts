@@ -293,9 +293,11 @@ export class ApiKeysService {
         )
       : null;
     if (!updated) throw new ConflictException(KEY_ERRORS.deactivated);
-    this.audit.updated(key, updated, by);
-    await this.announce(updated);
-    return toSummary(updated);
+    // What this change changed, from the row it locked: the row read above may be older than
+    // another change made since, which this line claimed as its own (a live audit).
+    this.audit.updated(updated.before, updated.after, by);
+    await this.announce(updated.after);
+    return toSummary(updated.after);
   }
 
   /** Accepts the full key or its id; idempotent for an already deactivated key. */

@@ -22,8 +22,9 @@ type Changes = Partial<Record<keyof Audited | 'is_active', { from: unknown; to: 
 /**
  * One line per change to a key, at info, under the request that made it (its `req.id`):
  * `audit` says what was done, `key` to which key, `changes` what changed (from, to), `by` which
- * principal did it (`master`, or a key's id). Made whether or not the answer reaches the client
- * (docs/decisions.md, "Metrics and logs").
+ * principal did it (`master`, or a key's id). Written once the change is stored, whether or not
+ * its answer reaches the client (docs/decisions.md, "Metrics and logs"); a change whose client
+ * left before that is not made, and says so (stillWanted).
  */
 export class KeyAudit {
   private readonly logger = new Logger('ApiKeysService');

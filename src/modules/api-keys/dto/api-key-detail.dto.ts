@@ -52,8 +52,10 @@ export class ApiKeyUsageDto {
   @ApiProperty({
     ...SECONDS,
     description:
-      "Seconds until the budget is whole again: the window's end, or the cool-down's while " +
-      '`rate_limited` (`X-RateLimit-Reset`); 0 when no window runs',
+      "Seconds until the budget is whole again if the key sends nothing more: the window's end, " +
+      "or the cool-down's while `rate_limited` (`X-RateLimit-Reset`); 0 when no window runs. " +
+      'With nothing `remaining`, a request sent before then is refused and starts a cool-down ' +
+      'of a whole window (its `Retry-After`)',
     example: 1740,
   })
   resets_in_seconds: number;
