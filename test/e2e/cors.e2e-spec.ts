@@ -59,9 +59,11 @@ describe('CORS preflights', () => {
     for (const name of ['X-API-Key', 'Content-Type', 'If-None-Match'])
       expect(allowedHeaders).toContain(name);
 
-    // A path with a parameter, a trailing slash, and a path with two operations.
-    const key = await preflight('/api/v1/keys/3f1c/', 'PATCH').expect(204);
-    expect(key.headers['access-control-allow-methods']).toBe('PATCH');
+    // Paths with a parameter (one with a trailing slash), and paths with two operations.
+    const recompile = await preflight('/api/v1/tasks/t1/recompile/', 'POST').expect(204);
+    expect(recompile.headers['access-control-allow-methods']).toBe('POST');
+    const key = await preflight('/api/v1/keys/3f1c', 'PATCH').expect(204);
+    expect(key.headers['access-control-allow-methods']).toBe('GET,HEAD,PATCH');
     const keys = await preflight('/api/v1/keys', 'POST').expect(204);
     expect(keys.headers['access-control-allow-methods']).toBe('GET,HEAD,POST');
   });
