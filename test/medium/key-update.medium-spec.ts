@@ -18,22 +18,49 @@ describe('ApiKeysRepository.updateActive', () => {
   });
   afterAll(() => medium.close());
 
-  const newKey = () =>
-    keys.insert({
-      name: 'before',
-      keyHash: randomBytes(32).toString('hex'),
-      prefix: 'p',
-      tier: 'regular',
-      expiresAt: new Date('2099-01-01T00:00:00Z'),
-      rateLimit: 50,
-    });
+  const newFields = () => ({
+    name: 'before',
+    keyHash: randomBytes(32).toString('hex'),
+    prefix: 'p',
+    tier: 'regular' as const,
+    expiresAt: new Date('2099-01-01T00:00:00Z'),
+    rateLimit: 50,
+  });
+  const newKey = () => keys.insert(newFields());
 
   it('changes the fields given, clears those given as null and leaves the rest', async () => {
     const key = await newKey();
 
     const updated = await keys.updateActive(key.id, { name: 'after', expiresAt: null });
 
-    expect(updated).toMatchObject({ id: key.id, name: 'after', expiresAt: null, rateLimit: 50 });
+    expect(updated?.after).toMatchObject({
+      id: key.id,
+      name: 'after',
+      expiresAt: null,
+      rateLimit: 50,
+    });
+    // And the key as it was when the update locked it: what the audit line compares.
+    expect(updated?.before).toMatchObject({ name: 'before', expiresAt: key.expiresAt });
+  });
+
+  it('changes nothing when the last step before the commit throws (a client gone)', async () => {
+    const key = await newKey();
+    const gone = new Error('client gone');
+
+    await expect(
+      keys.updateActive(key.id, { name: 'after' }, () => {
+        throw gone;
+      }),
+    ).rejects.toBe(gone);
+    expect(await keys.findById(key.id)).toMatchObject({ name: 'before' });
+    await expect(
+      keys.insert({ ...newFields(), name: 'never stored' }, () => {
+        throw gone;
+      }),
+    ).rejects.toBe(gone);
+    expect(
+      await medium.dataSource.query("SELECT id FROM api_keys WHERE name = 'never stored'"),
+    ).toEqual([]);
   });
 
   it('never changes a key deactivated before the update, and says so with null', async () => {
