@@ -195,6 +195,17 @@ describe('Error responses', () => {
     ]);
   });
 
+  // JSON may escape half a surrogate pair (`"\ud800"`), and a 422 naming such a field repeated
+  // it: strict parsers (Rust's serde_json, Go's) refuse the whole answer, the one telling the
+  // client what is wrong (a Unicode audit). Named with U+FFFD in its place, as a decoder does.
+  it('names an unknown field holding half a surrogate pair with U+FFFD in its place', async () => {
+    const response = await query('{"source":"x","a\\ud800b":1}').expect(422);
+    expect(response.text).not.toMatch(/\\ud[89ab]/i);
+    expect(response.body.detail).toEqual([
+      { loc: ['body', 'a\ufffdb'], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' },
+    ]);
+  });
+
   it('answers malformed JSON with `json_invalid`', async () => {
     const response = await app.http
       .post('/api/v1/on_demand_data_request')

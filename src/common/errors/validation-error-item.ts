@@ -61,7 +61,17 @@ function withUnknownFieldsCapped(errors: ValidationErrorItem[]): ValidationError
 }
 
 function inKeyOrder({ loc, msg, type, ctx }: ValidationErrorItem): ValidationErrorItem {
-  return ctx === undefined ? { loc, msg, type } : { loc, msg, type, ctx };
+  const named = { loc: loc.map(wellFormed), msg: msg.toWellFormed(), type };
+  return ctx === undefined ? named : { ...named, ctx };
+}
+
+/**
+ * A location's part, a client's field name among them, with U+FFFD for half a surrogate pair (a
+ * JSON body may escape one, `"\ud800"`): written back as it came, it made the 422 that named it
+ * one that strict JSON parsers (Rust's serde_json, Go's) refuse whole (a Unicode audit).
+ */
+function wellFormed(part: string | number): string | number {
+  return typeof part === 'string' ? part.toWellFormed() : part;
 }
 
 /** One refusal in pydantic's words: a `value_error`'s message gets its `Value error, ` prefix. */
