@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource, QueryRunner } from 'typeorm';
+import { TasksRepository } from '../../src/modules/tasks/tasks.repository';
 import { Sr25519Keypair } from '../../src/network/bittensor/keypair';
 import { createKey } from '../support/fixtures';
 import { LogCapture } from '../support/log-capture';
@@ -12,9 +13,6 @@ import { until } from '../support/until';
 // A retry audit: a change held up in the database went on after its client had given up, and
 // landed after the newer change the client sent next (a corrected vote, another limit), replacing
 // it. A change whose client has left is now rolled back before it commits.
-
-/** The registration lock every vote takes (TasksRepository.lockRegistrations). */
-const REGISTRATION_LOCK_ID = 7_013_000_003;
 
 describe('A change whose client left before it was stored', () => {
   const HOTKEY_URI = '//AbandonedChanges';
@@ -146,7 +144,8 @@ describe('A change whose client left before it was stored', () => {
       .send(vote('#kept'))
       .expect(200);
     const warned = await abandon(
-      (runner) => runner.query('SELECT pg_advisory_xact_lock($1)', [REGISTRATION_LOCK_ID]),
+      // The registration lock every vote takes.
+      (runner) => app.app.get(TasksRepository).lockRegistrations(runner.manager),
       'POST',
       '/api/v1/set_desirabilities',
       vote('#abandoned'),

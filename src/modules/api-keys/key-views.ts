@@ -1,3 +1,4 @@
+import { rateLimitState } from '../../common/throttling/rate-limit-headers';
 import type { RateLimitCount } from '../../common/throttling/rate-limit-storage';
 import { ApiKeyEntity } from './api-key.entity';
 import { ApiKeyUsageDto } from './dto/api-key-detail.dto';
@@ -22,7 +23,8 @@ export function toSummary(key: ApiKeyEntity): ApiKeySummaryDto {
 /**
  * A key's budget as its count stands, read as its next request would be counted (the storage's
  * rules, RedisThrottlerStorage): a cool-down holds only while the count is at the limit, since one
- * started under a lower limit ends at the first request under a limit raised above the count.
+ * started under a lower limit ends at the first request under a raised one. The numbers are the
+ * rate-limit headers' (rateLimitState), but for a limit lowered under the count: none remain.
  */
 export function toUsage(
   limit: number,
@@ -30,12 +32,22 @@ export function toUsage(
   windowSeconds: number,
 ): ApiKeyUsageDto {
   const rateLimited = count.blockedForSeconds > 0 && count.hits >= limit;
+  const state = rateLimitState(
+    limit,
+    {
+      totalHits: count.hits,
+      timeToExpire: count.windowEndsInSeconds,
+      isBlocked: rateLimited,
+      timeToBlockExpire: count.blockedForSeconds,
+    },
+    windowSeconds,
+  );
   return {
     limit,
     window_seconds: windowSeconds,
     used: count.hits,
-    remaining: rateLimited ? 0 : Math.max(0, limit - count.hits),
-    resets_in_seconds: rateLimited ? count.blockedForSeconds : count.windowEndsInSeconds,
+    remaining: Math.max(0, state.remaining),
+    resets_in_seconds: state.resetSeconds,
     rate_limited: rateLimited,
   };
 }
