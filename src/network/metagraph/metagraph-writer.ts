@@ -10,7 +10,8 @@ import { SuspiciousReads } from './suspicious-reads';
 /**
  * Writes a metagraph read from the source into the miners table, for MetagraphService: a read
  * that would drop most neurons at once is refused (SuspiciousReads), axons outside
- * MINER_ALLOWED_NETWORKS and the validators are marked, and one line says what was applied.
+ * MINER_ALLOWED_NETWORKS or announced by several neurons are refused, the validators are marked,
+ * and one line says what was applied.
  */
 export class MetagraphWriter {
   private readonly suspiciousReads: SuspiciousReads;
@@ -27,7 +28,9 @@ export class MetagraphWriter {
   /** Applies `metagraph`, read from `source`; the network it is of. */
   async apply(source: MetagraphSource, metagraph: MetagraphFile): Promise<MetagraphNetwork> {
     await this.suspiciousReads.refuseIfSuspicious(source, metagraph);
-    const refused = await this.refusedAxons(metagraph.neurons);
+    const outside = await this.refusedAxons(metagraph.neurons);
+    const shared = sharedAxons(metagraph.neurons);
+    const refused = new Set([...outside, ...shared]);
     const validators = new Set(
       metagraph.neurons
         .filter((neuron) =>
@@ -55,10 +58,11 @@ export class MetagraphWriter {
     );
     if (otherChain) this.logger.warn(otherChainLine(source.description, metagraph, otherChain));
     const refusedNote =
-      refused.size > 0
-        ? `; ${refused.size} axons outside MINER_ALLOWED_NETWORKS, never contacted` +
-          (refused.size <= 20 ? ` (uids ${[...refused].join(', ')})` : '')
-        : '';
+      uidsNote(outside, 'axons outside MINER_ALLOWED_NETWORKS, never contacted') +
+      uidsNote(
+        shared,
+        'neurons announcing an axon address another neuron announces too, never contacted',
+      );
     const replacedNote =
       hotkeyChanged.length > 0 ? `; new hotkeys on uids ${hotkeyChanged.join(', ')}` : '';
     const droppedNote =
@@ -84,6 +88,38 @@ export class MetagraphWriter {
     );
     return refused;
   }
+}
+
+/**
+ * Uids of the neurons whose axon address (host and port) another neuron of the read announces
+ * too. One axon answers for one hotkey, so at most one of them is the miner there; a call
+ * signed for any other reaches that miner all the same, which counts it against our hotkey's
+ * limit before it refuses the signature (401): the SDK's axon blacklists (and the subnet's
+ * miner counts) before it verifies. Budgets are counted per hotkey, so calling every neuron of
+ * an address would take that miner's budget once per neuron (a churn audit: 12 calls against
+ * a limit of 10), and the validator beside us, which evaluates each neuron, already spends more
+ * of it than our share assumes. None of them is called: `serve_axon` lets anyone announce any
+ * address, and copying an honest miner's costs it only this gateway's calls until one of them
+ * moves, where calling them could get it penalised. Hosts are compared as written (the chain's
+ * are IPs rendered one way), lower-cased.
+ */
+export function sharedAxons(neurons: readonly MetagraphNeuron[]): Set<number> {
+  const byAddress = new Map<string, number[]>();
+  for (const neuron of neurons) {
+    if (neuron.axon_url === null) continue;
+    const address = new URL(neuron.axon_url).host.toLowerCase();
+    byAddress.set(address, [...(byAddress.get(address) ?? []), neuron.uid]);
+  }
+  return new Set([...byAddress.values()].filter((uids) => uids.length > 1).flat());
+}
+
+/** `; N <what> (uids …)`, the uids listed up to 20; empty for none. */
+function uidsNote(uids: ReadonlySet<number>, what: string): string {
+  if (uids.size === 0) return '';
+  return (
+    `; ${uids.size} ${what}` +
+    (uids.size <= 20 ? ` (uids ${[...uids].sort((a, b) => a - b).join(', ')})` : '')
+  );
 }
 
 /**

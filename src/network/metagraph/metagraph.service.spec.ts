@@ -162,6 +162,47 @@ describe(MetagraphService.name, () => {
     expect(uids(service.minersWithoutAxon())).toEqual([1]);
   });
 
+  // A churn audit: uids 3 and 7 announcing uid 6's address had its miner receive 12 calls from
+  // our hotkey against a limit of 10. It counts a call signed for another hotkey before it
+  // refuses it (401), and budgets are counted per hotkey: no neuron of a shared address is
+  // called, as one line says.
+  it('offers no neuron of an axon address that several neurons announce, and says which', async () => {
+    const { service, apply } = setUp();
+    const log = jest.spyOn(Logger.prototype, 'log');
+    log.mockClear();
+    await apply([
+      metagraphNeuron(0),
+      metagraphNeuron(3, { axon_url: 'http://127.0.0.1:9006' }),
+      metagraphNeuron(6),
+      metagraphNeuron(7, { axon_url: 'HTTP://127.0.0.1:9006/' }),
+      // Same host, another port: another axon.
+      metagraphNeuron(8, { axon_url: 'http://127.0.0.1:9108' }),
+      metagraphNeuron(9),
+      // Neither serves: nothing shared.
+      metagraphNeuron(10, { axon_url: null }),
+      metagraphNeuron(11, { axon_url: null }),
+    ]);
+    expect(uids(service.minersServingData())).toEqual([0, 8, 9]);
+    expect(uids(service.minersWithoutAxon())).toEqual([10, 11]);
+    const [line] = log.mock.calls
+      .map(([text]) => String(text))
+      .filter((text) => text.startsWith('metagraph'));
+    expect(line).toContain(
+      '; 3 neurons announcing an axon address another neuron announces too, never contacted (uids 3, 6, 7)',
+    );
+
+    // uid 7 moves away: 3 and 6 still share, 7 is called again.
+    await apply([
+      metagraphNeuron(0),
+      metagraphNeuron(3, { axon_url: 'http://127.0.0.1:9006' }),
+      metagraphNeuron(6),
+      metagraphNeuron(7),
+      metagraphNeuron(8, { axon_url: 'http://127.0.0.1:9108' }),
+      metagraphNeuron(9),
+    ]);
+    expect(uids(service.minersServingData())).toEqual([0, 7, 8, 9]);
+  });
+
   // Subnet 13's rule: a permit with less than VALIDATOR_MIN_STAKE is a miner; with an unknown
   // stake the permit decides.
   it('counts a permit holder under the minimum stake as a miner, and only the others as validators', async () => {
