@@ -46,15 +46,16 @@ export const ERROR_CASES = {
   misplacedKey: errorCase(
     400,
     'misplacedKey',
-    'An issued key (sk_live_…) outside the X-API-Key header, in any encoding: refused before ' +
+    'An issued key (sk_live_…) in the path or the query string, in any encoding: refused before ' +
       'authentication',
     ERROR_DETAILS.misplacedSecret,
   ),
   misplacedSecret: errorCase(
     400,
     'misplacedSecret',
-    'The master key or another configured secret outside the X-API-Key and Authorization ' +
-      'headers, in any encoding: refused after authentication, the rate limit and the privilege check',
+    'An issued key in the body, or the master key or another configured secret outside the ' +
+      'X-API-Key and Authorization headers, in any encoding: refused after authentication, the ' +
+      'rate limit and the privilege check',
     ERROR_DETAILS.misplacedSecret,
   ),
   malformedBody: errorCase(

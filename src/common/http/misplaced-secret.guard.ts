@@ -14,9 +14,10 @@ import { SecretScanner } from '../security/secret-scanner';
 import { carriesSecret, refusalWarnings } from './refuse-misplaced-secrets';
 
 /**
- * Refuses with a 400 a request that carries a secret known in clear (the master key, the tokens,
- * SUBTENSOR_URL's credentials) outside the X-API-Key and Authorization headers; issued keys were
- * refused before routing (refuse-misplaced-secrets.ts). The last global guard: it runs once the
+ * Refuses with a 400 a request that carries a secret outside the X-API-Key and Authorization
+ * headers: an issued key in its body, or a secret known in clear (the master key, the tokens,
+ * SUBTENSOR_URL's credentials) anywhere; issued keys in the URL were refused before routing
+ * (refuse-misplaced-secrets.ts). The last global guard: it runs once the
  * key is authenticated, its request charged to its budget and its privilege checked, so that a
  * request without a valid key gets its 401 first (a failure towards its address's lockout) and
  * every 400 is a request of a known key, counted; and before the validation pipe and the

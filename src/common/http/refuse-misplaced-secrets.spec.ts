@@ -38,12 +38,14 @@ describe(refuseMisplacedKeys.name, () => {
     expect(refused.body).toMatchObject({ detail: ERROR_DETAILS.misplacedSecret });
   });
 
-  it('refuses an issued key in a JSON body with a 400', async () => {
-    const refused = await app()
+  // An attacker audit: a 1 MB body of escapes cost some 180 ms to scan in every encoding, and
+  // anyone could send it, keyless, to stall every other request. Bodies are looked at once a
+  // key is admitted and charged (MisplacedSecretGuard); nothing reads or logs them before.
+  it('lets an issued key in a JSON body through, for MisplacedSecretGuard to refuse', async () => {
+    await app()
       .post('/api/v1/keys')
       .send({ name: `team ${ISSUED_KEY}` })
-      .expect(400);
-    expect(refused.body).toMatchObject({ detail: ERROR_DETAILS.misplacedSecret });
+      .expect(200);
   });
 
   // Found here, before authentication, a known secret's 400 told anyone a guess was right: it is

@@ -38,34 +38,41 @@ export function refusalWarnings(intervalMs = WARNING_INTERVAL_MS): ThrottledWarn
  * any encoding.
  */
 export function carriesSecret(url: string, body: unknown, scanner: SecretScanner): boolean {
+  return (
+    urlCarriesSecret(url, scanner) || (body !== undefined && scanner.contains(JSON.stringify(body)))
+  );
+}
+
+/** As carriesSecret, for the path (but for the key to deactivate) and the query string only. */
+function urlCarriesSecret(url: string, scanner: SecretScanner): boolean {
   const queryAt = url.indexOf('?');
   const path = queryAt === -1 ? url : url.slice(0, queryAt);
   const query = queryAt === -1 ? '' : url.slice(queryAt + 1);
-  return (
-    (!KEY_PATH.test(path) && scanner.contains(path)) ||
-    scanner.contains(query) ||
-    (body !== undefined && scanner.contains(JSON.stringify(body)))
-  );
+  return (!KEY_PATH.test(path) && scanner.contains(path)) || scanner.contains(query);
 }
 
 /**
  * Secrets belong in the X-API-Key or Authorization header. A request that carries one anywhere
  * else is refused with a 400 before anything of it is stored (a secret as a task id or a label
  * would otherwise be shown to every key), and the client learns of its mistake. Two checks:
- * - this one, before routing and authentication: issued keys, known by their shape (`sk_live_`
- *   and 20 characters or more). A 400 for one tells the client nothing it did not send.
+ * - this one, before routing, authentication and the request's log line: an issued key, known
+ *   by its shape (`sk_live_` and 20 characters or more), in the URL, which is logged. A 400 for
+ *   one tells the client nothing it did not send.
  * - MisplacedSecretGuard, once a key is admitted and its request charged to its budget: the
- *   secrets known in clear (the master key, the tokens, SUBTENSOR_URL's credentials). Looked
- *   for here, the 400 told anyone whether a guess at them was right, thousands of guesses a
- *   request, never counted towards the address's lockout (an audit's finding).
- * Installed after the body parser, so the body is scanned as parsed. `scanner` (every secret)
- * redacts the URL of the warning; `logIntervalMs` spaces the warnings (refusalWarnings).
+ *   body (for issued keys too), and the secrets known in clear (the master key, the tokens,
+ *   SUBTENSOR_URL's credentials). Looked for here, the known secrets' 400 told anyone whether a
+ *   guess at them was right, thousands of guesses a request, never counted towards the
+ *   address's lockout; and a 1 MB body of escapes costs some 180 ms to scan in every encoding,
+ *   which a client without a key could make every request of the service wait for (two audits'
+ *   findings). Nothing reads the body before the guards, nor logs it.
+ * `scanner` (every secret) redacts the URL of the warning; `logIntervalMs` spaces the warnings
+ * (refusalWarnings).
  */
 export function refuseMisplacedKeys(scanner: SecretScanner, logIntervalMs?: number) {
   // Refused before the request logger sees the request: said here, with the URL redacted.
   const warnings = refusalWarnings(logIntervalMs);
   return (request: Request, response: Response, next: NextFunction): void => {
-    if (!carriesSecret(request.url, request.body, ISSUED_KEY_SCANNER)) return next();
+    if (!urlCarriesSecret(request.url, ISSUED_KEY_SCANNER)) return next();
     warnings.warn(`${request.method} ${redactUrl(request.url, scanner)}`);
     sendError(request, response, 400, { detail: ERROR_DETAILS.misplacedSecret });
   };
