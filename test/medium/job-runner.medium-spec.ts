@@ -462,6 +462,61 @@ describe('JobRunner across replicas', () => {
     expect(await failures('counted', 'run')).toBe(1);
   });
 
+  // A races audit: with idle_session_timeout set on the server, the lock's session, idle while
+  // the job ran, was ended, and the other replica ran the job at the same time.
+  it('keeps its lock through a run longer than the server lets a session sit idle', async () => {
+    const [{ name }] = await database.query<{ name: string }[]>(
+      'SELECT current_database() AS name',
+    );
+    await database.query(`ALTER DATABASE "${name}" SET idle_session_timeout = '300ms'`);
+    // Fresh connections, which take the setting.
+    const third = new DataSource(database.options);
+    await third.initialize();
+    try {
+      const replicaC = new JobRunner(new JobRunsRepository(third), new MetricsService());
+      const run = replicaC.runOnce('idle', 0, async () => {
+        await sleep(1200);
+        return 'done';
+      });
+      await sleep(900);
+      expect(await advisoryLocks()).toBe(1);
+      expect(await replicaB.runOnce('idle', 0, async () => 'twice')).toEqual({
+        ran: false,
+        skipped: 'locked',
+      });
+      await expect(run).resolves.toEqual({ ran: true, result: 'done' });
+    } finally {
+      await database.query(`ALTER DATABASE "${name}" RESET idle_session_timeout`);
+      await third.destroy();
+    }
+  });
+
+  // The same audit: once the lock's connection was gone, the run's end could not be recorded
+  // ("Query runner already released"), the row stayed `running` and the job due, and replicas
+  // ran it back to back. It is recorded through the pool, with a warning that the lock was lost.
+  it('records the end of a run whose lock was lost, and warns of the loss', async () => {
+    const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const run = replicaA.runOnce('terminated', HOUR, async () => {
+      await database.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_locks
+         WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+      );
+      for (let waited = 0; waited < 3000 && warned.mock.calls.length === 0; waited += 20)
+        await sleep(20);
+      return 'done';
+    });
+    await expect(run).resolves.toEqual({ ran: true, result: 'done' });
+    expect(warned.mock.calls).toEqual([
+      [expect.stringMatching(/^job terminated lost its lock: the connection holding it closed/)],
+    ]);
+    expect(await jobRun('terminated')).toMatchObject({ status: 'succeeded', finished: true });
+    // Counted: not due again within the interval, on either replica.
+    expect(await replicaB.runOnce('terminated', HOUR, async () => 'again')).toMatchObject({
+      ran: false,
+      skipped: 'not_due',
+    });
+  });
+
   it('closes a connection that could not unlock the job, so that the lock goes with it', async () => {
     nextConnectionRefuses(/pg_advisory_unlock/);
     await expect(replicaA.runOnce('stuck', 0, async () => 'done')).rejects.toThrow('refused');

@@ -90,6 +90,12 @@ export class JobRunner {
   ): Promise<JobOutcome<T>> {
     const lock = await this.jobRuns.lock(name);
     if (!lock) return { ran: false, skipped: 'locked' };
+    lock.onLost(() =>
+      this.logger.warn(
+        `job ${name} lost its lock: the connection holding it closed; another replica may run ` +
+          'the job before this run ends, which goes on and is recorded when it does',
+      ),
+    );
     try {
       const start = await lock.startIfDue(intervalMs * DUE_AFTER_SHARE);
       if (!start.started)

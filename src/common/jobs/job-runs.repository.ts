@@ -19,7 +19,11 @@ export interface JobRun {
 /**
  * The `job_runs` table and the Postgres advisory lock that keeps a job to one replica at a time.
  * The lock belongs to a session, so a run's statements all go through one connection of its
- * own: taken by `lock`, given back by `JobLock.release`.
+ * own: taken by `lock`, given back by `JobLock.release`. That session sits idle while the job
+ * runs, so it is exempt from `idle_session_timeout`: a server or provider setting it ended the
+ * session mid-run, and with it the lock, and the other replica ran the job at the same time (a
+ * races audit). A session-level lock needs a session: a pooler in transaction mode cannot keep
+ * one (README, "Scaling out").
  */
 @Injectable()
 export class JobRunsRepository {
@@ -28,10 +32,11 @@ export class JobRunsRepository {
   /** The job's lock, on a connection of its own; null when another session holds it. */
   async lock(name: string): Promise<JobLock | null> {
     const runner = this.dataSource.createQueryRunner();
-    await runner.connect();
+    const connection = (await runner.connect()) as PoolClient;
     const lockId = lockIdOf(name);
     let locked = false;
     try {
+      await runner.query('SET idle_session_timeout = 0');
       const [row] = (await runner.query('SELECT pg_try_advisory_lock($1) AS locked', [lockId])) as {
         locked: boolean;
       }[];
@@ -39,7 +44,7 @@ export class JobRunsRepository {
     } finally {
       if (!locked) await runner.release();
     }
-    return locked ? new JobLock(runner, name, lockId) : null;
+    return locked ? new JobLock(runner, connection, this.dataSource, name, lockId) : null;
   }
 
   async findRun(name: string): Promise<JobRun | undefined> {
@@ -52,13 +57,41 @@ export class JobRunsRepository {
   }
 }
 
-/** A job's advisory lock, held: its run is recorded through the connection that holds it. */
+/**
+ * A job's advisory lock, held: its run is recorded through the connection that holds it, or,
+ * once that connection closed (Postgres restarted, the session was ended, the network dropped
+ * it), through the pool: the lock went with the session, but the run's end is still its to
+ * record. Left `running`, the row kept the job due, and replicas ran it back to back.
+ */
 export class JobLock {
+  private closed = false;
+  private readonly listeners: (() => void)[] = [];
+  private readonly onEnd = () => {
+    this.closed = true;
+    for (const listener of this.listeners) listener();
+  };
+
   constructor(
     private readonly runner: QueryRunner,
+    private readonly connection: PoolClient,
+    private readonly dataSource: DataSource,
     private readonly name: string,
     private readonly lockId: string,
-  ) {}
+  ) {
+    connection.once('end', this.onEnd);
+  }
+
+  /** Calls `listener` when the lock's connection closes while the lock is held: it is lost. */
+  onLost(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** The lock's connection while it is open, else the pool. */
+  private query(text: string, parameters: unknown[]): Promise<unknown> {
+    return this.closed
+      ? this.dataSource.query(text, parameters)
+      : this.runner.query(text, parameters);
+  }
 
   /**
    * Records a run as started unless the last run that counts (`counted_at`, its start) started
@@ -87,7 +120,7 @@ export class JobLock {
 
   /** Records the run's end; one that `counts` holds the job back for an interval from its start. */
   async finish(status: JobRunStatus, details: unknown, counts = true): Promise<void> {
-    await this.runner.query(
+    await this.query(
       `UPDATE job_runs SET finished_at = now(), status = $2, details = $3,
          counted_at = CASE WHEN $4::boolean THEN started_at ELSE counted_at END
        WHERE name = $1`,
@@ -101,10 +134,10 @@ export class JobLock {
    * run's.
    */
   async interrupt(details: unknown): Promise<void> {
-    await this.runner.query(
-      `UPDATE job_runs SET status = 'interrupted', details = $2 WHERE name = $1`,
-      [this.name, JSON.stringify(details)],
-    );
+    await this.query(`UPDATE job_runs SET status = 'interrupted', details = $2 WHERE name = $1`, [
+      this.name,
+      JSON.stringify(details),
+    ]);
   }
 
   /**
@@ -112,14 +145,16 @@ export class JobLock {
    * statement timeout under load, say) on a connection that lives on, its session may still
    * hold the lock, and the pool keeps idle connections for good: every replica would find the
    * job locked from then on. The connection is closed instead, and its session's locks go with
-   * it (the pool drops a closed connection when it is given back).
+   * it (the pool drops a closed connection when it is given back). A connection already closed
+   * took its lock with it: nothing to unlock.
    */
   async release(): Promise<void> {
+    this.connection.off('end', this.onEnd);
+    if (this.closed) return this.runner.release();
     try {
       await this.runner.query('SELECT pg_advisory_unlock($1)', [this.lockId]);
     } catch (error) {
-      const connection = (await this.runner.connect()) as PoolClient;
-      await connection.end().catch(() => undefined);
+      await this.connection.end().catch(() => undefined);
       throw error;
     } finally {
       await this.runner.release();
