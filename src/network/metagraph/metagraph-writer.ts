@@ -10,7 +10,7 @@ import { SuspiciousReads } from './suspicious-reads';
 /**
  * Writes a metagraph read from the source into the miners table, for MetagraphService: a read
  * that would drop most neurons at once is refused (SuspiciousReads), axons outside
- * MINER_ALLOWED_NETWORKS or announced by several neurons are refused, the validators are marked,
+ * MINER_ALLOWED_NETWORKS or announced by several coldkeys' neurons are refused, the validators are marked,
  * and one line says what was applied.
  */
 export class MetagraphWriter {
@@ -61,7 +61,7 @@ export class MetagraphWriter {
       uidsNote(outside, 'axons outside MINER_ALLOWED_NETWORKS, never contacted') +
       uidsNote(
         shared,
-        'neurons announcing an axon address another neuron announces too, never contacted',
+        "neurons announcing an axon address another coldkey's neuron announces too, never contacted",
       );
     const replacedNote =
       hotkeyChanged.length > 0 ? `; new hotkeys on uids ${hotkeyChanged.join(', ')}` : '';
@@ -91,26 +91,31 @@ export class MetagraphWriter {
 }
 
 /**
- * Uids of the neurons whose axon address (host and port) another neuron of the read announces
- * too. One axon answers for one hotkey, so at most one of them is the miner there; a call
- * signed for any other reaches that miner all the same, which counts it against our hotkey's
- * limit before it refuses the signature (401): the SDK's axon blacklists (and the subnet's
- * miner counts) before it verifies. Budgets are counted per hotkey, so calling every neuron of
- * an address would take that miner's budget once per neuron (a churn audit: 12 calls against
- * a limit of 10), and the validator beside us, which evaluates each neuron, already spends more
- * of it than our share assumes. None of them is called: `serve_axon` lets anyone announce any
- * address, and copying an honest miner's costs it only this gateway's calls until one of them
- * moves, where calling them could get it penalised. Hosts are compared as written (the chain's
- * are IPs rendered one way), lower-cased.
+ * Uids of the neurons whose axon address (host and port) a neuron of another coldkey announces
+ * too. One axon answers for one hotkey: a call signed for another reaches its miner all the
+ * same, which counts it against our hotkey's limit before it refuses the signature (401; the
+ * SDK's axon blacklists, where the subnet's miner counts, before it verifies). Budgets are
+ * counted per hotkey, so calling every neuron of such an address took that miner's budget once
+ * per neuron (a churn audit: 12 calls against a limit of 10). `serve_axon` lets anyone announce
+ * any address: none of them is called, and copying an honest miner's address costs it only this
+ * gateway's calls until one of them moves, where calling could get it penalised.
+ * Neurons of one coldkey at one address are an operator's own set-up, and common: netuid 1's
+ * recorded metagraph has 102, 81 and 7 hotkeys of one coldkey each behind one address, which a
+ * proxy routing by the axon's hotkey can serve with a budget per hotkey. They are called as any
+ * neuron. Hosts are compared as written (the chain's are IPs rendered one way), lower-cased.
  */
 export function sharedAxons(neurons: readonly MetagraphNeuron[]): Set<number> {
-  const byAddress = new Map<string, number[]>();
+  const byAddress = new Map<string, MetagraphNeuron[]>();
   for (const neuron of neurons) {
     if (neuron.axon_url === null) continue;
     const address = new URL(neuron.axon_url).host.toLowerCase();
-    byAddress.set(address, [...(byAddress.get(address) ?? []), neuron.uid]);
+    byAddress.set(address, [...(byAddress.get(address) ?? []), neuron]);
   }
-  return new Set([...byAddress.values()].filter((uids) => uids.length > 1).flat());
+  return new Set(
+    [...byAddress.values()]
+      .filter((group) => new Set(group.map((neuron) => neuron.coldkey)).size > 1)
+      .flatMap((group) => group.map((neuron) => neuron.uid)),
+  );
 }
 
 /** `; N <what> (uids …)`, the uids listed up to 20; empty for none. */

@@ -164,9 +164,9 @@ describe(MetagraphService.name, () => {
 
   // A churn audit: uids 3 and 7 announcing uid 6's address had its miner receive 12 calls from
   // our hotkey against a limit of 10. It counts a call signed for another hotkey before it
-  // refuses it (401), and budgets are counted per hotkey: no neuron of a shared address is
-  // called, as one line says.
-  it('offers no neuron of an axon address that several neurons announce, and says which', async () => {
+  // refuses it (401), and budgets are counted per hotkey: no neuron of an address that another
+  // coldkey's neuron announces too is called, as one line says.
+  it("offers no neuron of an axon address that another coldkey's neuron announces, and says which", async () => {
     const { service, apply } = setUp();
     const log = jest.spyOn(Logger.prototype, 'log');
     log.mockClear();
@@ -188,7 +188,7 @@ describe(MetagraphService.name, () => {
       .map(([text]) => String(text))
       .filter((text) => text.startsWith('metagraph'));
     expect(line).toContain(
-      '; 3 neurons announcing an axon address another neuron announces too, never contacted (uids 3, 6, 7)',
+      "; 3 neurons announcing an axon address another coldkey's neuron announces too, never contacted (uids 3, 6, 7)",
     );
 
     // uid 7 moves away: 3 and 6 still share, 7 is called again.
@@ -201,6 +201,29 @@ describe(MetagraphService.name, () => {
       metagraphNeuron(9),
     ]);
     expect(uids(service.minersServingData())).toEqual([0, 7, 8, 9]);
+  });
+
+  // One operator's hotkeys behind one address (netuid 1's recording has 102 of one coldkey at
+  // one address): its own set-up, which a proxy routing by the axon's hotkey serves. Called.
+  it('offers the neurons of one coldkey that share an address', async () => {
+    const { service, apply } = setUp();
+    const farm = { coldkey: 'coldkey-farm', axon_url: 'http://127.0.0.1:9500' };
+    await apply([
+      metagraphNeuron(0),
+      metagraphNeuron(1, farm),
+      metagraphNeuron(2, farm),
+      metagraphNeuron(3, farm),
+    ]);
+    expect(uids(service.minersServingData())).toEqual([0, 1, 2, 3]);
+    // Another coldkey's neuron joins them: none of them is called.
+    await apply([
+      metagraphNeuron(0),
+      metagraphNeuron(1, farm),
+      metagraphNeuron(2, farm),
+      metagraphNeuron(3, farm),
+      metagraphNeuron(4, { axon_url: farm.axon_url }),
+    ]);
+    expect(uids(service.minersServingData())).toEqual([0]);
   });
 
   // Subnet 13's rule: a permit with less than VALIDATOR_MIN_STAKE is a miner; with an unknown

@@ -78,7 +78,7 @@ export class MinersStatusDto extends ComponentStatusDto {
   @ApiProperty({
     ...NEURONS,
     description:
-      'Miners whose axon address is outside MINER_ALLOWED_NETWORKS (private, loopback, link-local…) or is announced by another neuron too: never contacted',
+      "Miners whose axon address is outside MINER_ALLOWED_NETWORKS (private, loopback, link-local…) or is announced by another coldkey's neuron too: never contacted",
     example: 0,
   })
   address_refused: number;

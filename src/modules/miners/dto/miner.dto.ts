@@ -88,7 +88,7 @@ export class MinerDto {
     description:
       '`validator`: a validator permit and at least VALIDATOR_MIN_STAKE of stake weight (α), never asked for data (a ' +
       'permit holder with less is a miner). `not_serving`: no axon. `address_refused`: its ' +
-      'axon is outside MINER_ALLOWED_NETWORKS, or another neuron announces the same address (host and port), ' +
+      'axon is outside MINER_ALLOWED_NETWORKS, or a neuron of another coldkey announces the same address (host and port), ' +
       "and it is never contacted. `failing`: its circuit (this replica's " +
       "or another's) opened after consecutive failures less than MINER_BREAKER_COOLDOWN_MS ago. `active`: may be called.",
     example: 'active',
