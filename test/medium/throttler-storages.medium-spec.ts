@@ -138,6 +138,40 @@ describe('Rate-limit storages', () => {
     }
   });
 
+  // A numbers audit: after a restart with RATE_LIMIT_WINDOW_SECONDS shortened from 3600 to 2, a
+  // key in its cool-down was refused for 3,226 s more under `RateLimit-Policy: w=2`.
+  it('answer alike when the window is shortened: a running window and block end within the new one', async () => {
+    const storages = bothStorages('shortened');
+    try {
+      const hour = { ttl: 3_600_000, limit: 2, blockDuration: 3_600_000 };
+      await storages.alike(hour);
+      await storages.alike(hour);
+      expect(await storages.alike(hour)).toMatchObject({
+        isBlocked: true,
+        timeToBlockExpire: 3600,
+      });
+      const seconds = { ttl: 2000, limit: 2, blockDuration: 2000 };
+      expect(await storages.alike(seconds)).toEqual({
+        totalHits: 2,
+        timeToExpire: 2,
+        isBlocked: true,
+        timeToBlockExpire: 2,
+      });
+      await sleep(2100);
+      // Admitted again; and a window started under the old length, running under the limit,
+      // ends within the new one too.
+      expect(await storages.alike(hour)).toMatchObject({ totalHits: 1, timeToExpire: 3600 });
+      expect(await storages.alike(seconds)).toEqual({
+        totalHits: 2,
+        timeToExpire: 2,
+        isBlocked: false,
+        timeToBlockExpire: 0,
+      });
+    } finally {
+      storages.close();
+    }
+  });
+
   it('answer alike when the window outlasts blockDuration: the block runs to its end', async () => {
     // The guard passes a blockDuration of one window; the storages' contract is the later end.
     const storages = bothStorages('short-block');

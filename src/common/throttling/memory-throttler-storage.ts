@@ -135,6 +135,11 @@ export function countHit(
   { ttl, limit, blockDuration }: RateLimitHit,
   now: number,
 ): RateLimitRecord {
+  // 0. Nothing runs longer than what these settings start (a seed read from Redis, started
+  //    under a longer window, ends within this one).
+  const longest = now + Math.max(ttl, blockDuration);
+  counter.windowEnds = Math.min(counter.windowEnds, longest);
+  counter.blockEnds = Math.min(counter.blockEnds, longest);
   // 1. A window that has ended leaves no count.
   if (counter.windowEnds <= now) {
     counter.hits = 0;

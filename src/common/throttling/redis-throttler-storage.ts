@@ -17,7 +17,10 @@ import type {
  * it was started under: a hit under a higher limit that the count is under (a key's limit
  * raised by PATCH, a larger class budget) ends it, and the count stays. A window or block in
  * its last millisecond (PTTL 0) is over, as the memory storage reads `ends <= now` (the script
- * reset the count there, and only there, before).
+ * reset the count there, and only there, before). Neither runs longer than the hit's own
+ * settings start one (the longer of `ttl` and `blockDuration`): shortened by a restart with a
+ * shorter RATE_LIMIT_WINDOW_SECONDS, windows and blocks kept the old length, a key refused for
+ * up to the old window under headers naming the new one (a numbers audit).
  * For hit i (from 1): KEYS[2i-1] hits, KEYS[2i] block; ARGV[3i-2..3i] ttl ms, limit, block ms.
  * Answers, per hit, {hits admitted in the window, ms to the window's end, blocked 0|1, ms to the
  * block's end}, flattened. The hits of one call are counted one after the other, exactly as if
@@ -32,8 +35,15 @@ for i = 1, #KEYS / 2 do
   local ttl = tonumber(ARGV[3 * i - 2])
   local limit = tonumber(ARGV[3 * i - 1])
   local blockDuration = tonumber(ARGV[3 * i])
+  -- 0. Nothing runs longer than what these settings start: one started under a longer window
+  --    ends within it.
+  local longest = math.max(ttl, blockDuration)
   -- 1. A window that has ended leaves no count.
   local toExpire = redis.call('PTTL', hitsKey)
+  if toExpire > longest then
+    redis.call('PEXPIRE', hitsKey, longest)
+    toExpire = longest
+  end
   local hits = 0
   if toExpire > 0 then
     hits = tonumber(redis.call('GET', hitsKey))
@@ -43,6 +53,10 @@ for i = 1, #KEYS / 2 do
   -- 2. A block that has ended, or one under a limit since raised above the count, is over.
   local blocked = false
   local toBlockExpire = redis.call('PTTL', blockKey)
+  if toBlockExpire > longest then
+    redis.call('PEXPIRE', blockKey, longest)
+    toBlockExpire = longest
+  end
   if toBlockExpire > 0 then
     local blockLimit = tonumber(redis.call('GET', blockKey)) or 0
     if limit > blockLimit and hits < limit then

@@ -152,6 +152,14 @@ describe(toTaskDto.name, () => {
     });
   });
 
+  it('reads 1 only once the lifetime has ended: rounded down, not to the nearest', () => {
+    const at = (ms: number) => new Date(REGISTERED.getTime() + ms);
+    expect(toTaskDto(ACTIVE, at(7 * DAY - 1000), LATE_AFTER_MS).progress.lifetime_elapsed).toBe(
+      0.999,
+    );
+    expect(toTaskDto(ACTIVE, at(7 * DAY), LATE_AFTER_MS).progress.lifetime_elapsed).toBe(1);
+  });
+
   it('shows an active task behind once a whole interval and a tick passed without a collection', () => {
     const at = (ms: number) => new Date(REGISTERED.getTime() + ms);
     expect(toTaskDto(ACTIVE, at(LATE_AFTER_MS), LATE_AFTER_MS).progress).toMatchObject({

@@ -1,6 +1,5 @@
 import { TaskDto } from './dto/task.dto';
 import { DatasetFormat, isRunning, TASK_LIFETIME_MS, TaskRow } from './task.types';
-import { roundTo } from '../../common/round-to';
 import { hasCurrentParquet } from './dataset-parquet';
 import { datasetGapOf } from './dataset-writer';
 
@@ -45,7 +44,9 @@ export function toTaskDto(task: TaskRow, now: Date, lateAfterMs: number): TaskDt
       items_collected: task.items_collected,
       collections: task.collections,
       last_collected_at: task.last_collected_at?.toISOString() ?? null,
-      lifetime_elapsed: roundTo(Math.min(1, Math.max(0, elapsed)), 3),
+      // Rounded down: rounded, the last five minutes of an active task's week read 1 (a numbers
+      // audit), which a dashboard shows as done.
+      lifetime_elapsed: Math.floor(Math.min(1, Math.max(0, elapsed)) * 1000) / 1000,
       collection_behind: running && now.getTime() - lastCollection > lateAfterMs,
     },
     completed_at: task.completed_at?.toISOString() ?? null,

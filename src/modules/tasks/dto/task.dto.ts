@@ -79,7 +79,8 @@ export class TaskProgressDto {
     format: 'double',
     minimum: 0,
     maximum: 1,
-    description: 'Share of the seven-day lifetime elapsed, 0..1',
+    description:
+      'Share of the seven-day lifetime elapsed, 0..1, rounded down to three decimals: 1 only once the lifetime has ended',
     example: 0.25,
   })
   lifetime_elapsed: number;
