@@ -5,7 +5,7 @@ const now = new Date('2026-11-21T12:30:00Z');
 const hour = timeBucketId(now);
 
 describe(parseCompressedIndex.name, () => {
-  it('flattens both sources, normalizing labels and summing entries that collide', () => {
+  it('flattens both sources, normalizing labels and keeping the first of entries that collide', () => {
     const rows = parseCompressedIndex(
       {
         sources: {
@@ -13,6 +13,8 @@ describe(parseCompressedIndex.name, () => {
           '2': [
             { label: '#AI', time_bucket_ids: [hour], sizes_bytes: [5] },
             { label: '#ai', time_bucket_ids: [hour], sizes_bytes: [7] },
+            // The same hour twice in one entry: the first size stands too.
+            { label: '#eth', time_bucket_ids: [hour, hour, hour], sizes_bytes: [9, 50, 50] },
             { label: null, time_bucket_ids: [hour - 2], sizes_bytes: [3] },
           ],
         },
@@ -23,11 +25,12 @@ describe(parseCompressedIndex.name, () => {
       expect.arrayContaining([
         { source: 1, label: 'r/bitcoin', timeBucket: hour - 1, bytes: 10 },
         { source: 1, label: 'r/bitcoin', timeBucket: hour, bytes: 20 },
-        { source: 2, label: '#ai', timeBucket: hour, bytes: 12 },
+        { source: 2, label: '#ai', timeBucket: hour, bytes: 5 },
+        { source: 2, label: '#eth', timeBucket: hour, bytes: 9 },
         { source: 2, label: null, timeBucket: hour - 2, bytes: 3 },
       ]),
     );
-    expect(rows).toHaveLength(4);
+    expect(rows).toHaveLength(5);
   });
 
   it('skips buckets older than the 30-day retention and empty ones', () => {
@@ -173,7 +176,8 @@ describe(parseCompressedIndex.name, () => {
       },
       now,
     );
-    expect(rows).toEqual([{ source: 2, label: null, timeBucket: hour, bytes: 7 }]);
+    // Filed as the null label's, the hour listed first keeps its size.
+    expect(rows).toEqual([{ source: 2, label: null, timeBucket: hour, bytes: 3 }]);
   });
 
   it('ignores sources the gateway does not serve (YouTube is 3, 4 to 7 are reserved)', () => {

@@ -33,8 +33,9 @@ export class InvalidIndexError extends Error {
  * validator counts them: an index cannot hide its size there. Buckets older than the retention
  * are worth nothing and are skipped, and so are buckets later than the next hour (a miner's
  * clock or a source's timestamp ahead of ours; the subnet's validator does not check this, so
- * one such bucket must not cost the whole index). Labels are normalized, and entries that
- * collide after normalization are summed (at most MAX_BUCKET_BYTES). An entry whose label
+ * one such bucket must not cost the whole index). Labels are normalized, and a bucket listed
+ * again (an hour repeated, or under a label that collides after normalization) keeps its first
+ * size. An entry whose label
  * Postgres cannot store (U+0000, an unpaired surrogate) is left out, its buckets still counted
  * toward the cap: stored, the label made every replace of the miner's index fail. An index of
  * more entries than MAX_INDEX_BUCKETS is rejected too: empty entries claim no bucket, but each
@@ -122,15 +123,12 @@ function addEntry(
       rows = groups.get(groupKey);
       if (!rows) groups.set(groupKey, (rows = new Map<number, IndexRow>()));
     }
-    const row = rows.get(hour);
-    if (row) row.bytes = Math.min(MAX_BUCKET_BYTES, row.bytes + (bytes as number));
-    else
-      rows.set(hour, {
-        source,
-        label,
-        timeBucket: hour,
-        bytes: bytes as number,
-      });
+    // A bucket listed again (the same label, or one that reads the same normalized) keeps its
+    // first size, as the subnet's validator stores an index (INSERT OR IGNORE on miner, source,
+    // case-folded label and hour): summed, a miner multiplied its claims by repeating an hour
+    // (a fidelity audit).
+    if (rows.has(hour)) continue;
+    rows.set(hour, { source, label, timeBucket: hour, bytes: bytes as number });
   }
 }
 
