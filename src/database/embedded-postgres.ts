@@ -127,10 +127,19 @@ async function createCluster(
     persistent: true,
     // As root, the package creates the `postgres` system user that initdb and the server run as.
     createPostgresUser: userInfo().uid === 0,
+    initdbFlags: INITDB_FLAGS,
     onLog: () => undefined,
     onError: (error: unknown) => log(`embedded postgres: ${String(error)}`),
   }).initialise();
 }
+
+/**
+ * The cluster's locale and encoding, whatever the environment's: initdb took its collation from
+ * LANG, and failed ("invalid locale settings") where LANG named a locale the machine lacks, as
+ * `en_US.UTF-8` on a container with only `C.UTF-8` (a flakiness audit). `C` exists everywhere
+ * and orders UTF-8 text by code point, as `C.UTF-8` did; UTF8 is not C's default encoding.
+ */
+export const INITDB_FLAGS = ['--locale=C', '--encoding=UTF8'];
 
 /** Postgres refuses to run as root: as root, it runs as the `postgres` system user. */
 function systemUser(): { uid: number; gid: number } | undefined {

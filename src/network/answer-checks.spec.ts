@@ -333,6 +333,17 @@ describe(mergeAnswers.name, () => {
   const c = postAt(2, '2024-05-20T12:00:00.000Z');
   const d = postAt(3, '2024-05-20T13:00:00.000Z');
 
+  // A flakiness audit: ties were broken by `localeCompare`, which follows the process's locale,
+  // so replicas under different LANGs cut the limit at different posts. Code-unit order: `B`
+  // before `a`, where a locale's collation puts `a` first.
+  it('breaks ties by uri in code-unit order, whatever the locale', () => {
+    const upper = { ...a, uri: a.uri.replace(/\/status\//, '/status/B'), datetime: b.datetime };
+    const lower = { ...b, uri: b.uri.replace(/\/status\//, '/status/a') };
+    expect('a'.localeCompare('B')).toBeLessThan(0);
+    const merged = mergeAnswers([answerOf(1, [lower, upper])], 1);
+    expect(uris(merged.items)).toEqual([upper.uri]);
+  });
+
   it('deduplicates items by post across answers and counts how many answers held each', () => {
     const merged = mergeAnswers([answerOf(1, [a, b]), answerOf(2, [b, c]), answerOf(3, [b])], 10);
 

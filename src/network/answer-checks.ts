@@ -175,13 +175,13 @@ export function mergeAnswers(
   );
   const time = (item: DataItem) => times.get(item)!;
   const held = (item: DataItem) => holders.get(copyOf.get(item)!)!;
+  // Ties by uri in code-unit order, not `localeCompare`: that follows the process's locale, and
+  // replicas under different LANGs cut `limit` at different items (a flakiness audit).
+  const byUri = (a: DataItem, b: DataItem) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0);
   const kept = [...byKey.values()]
-    .sort(
-      (a, b) =>
-        (newestFirst ? 0 : held(b) - held(a)) || time(b) - time(a) || a.uri.localeCompare(b.uri),
-    )
+    .sort((a, b) => (newestFirst ? 0 : held(b) - held(a)) || time(b) - time(a) || byUri(a, b))
     .slice(0, limit)
-    .sort((a, b) => time(b) - time(a) || a.uri.localeCompare(b.uri));
+    .sort((a, b) => time(b) - time(a) || byUri(a, b));
   return { items: kept, holders, consensus: consensusOf(kept.map(held)) };
 }
 

