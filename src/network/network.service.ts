@@ -170,9 +170,9 @@ export class NetworkService implements OnModuleInit {
     );
   }
 
-  /** Uids of the registered miners that serve no axon: they cannot be asked anything. */
-  minersWithoutAxon(): number[] {
-    return this.metagraph.minersWithoutAxon().map((miner) => miner.uid);
+  /** Uids of the registered miners never called: no axon, or one at a refused address. */
+  minersNeverCalled(): number[] {
+    return this.metagraph.minersNeverCalled().map((miner) => miner.uid);
   }
 
   /** The miner `uid` as it is now, while still `hotkey`'s (MetagraphService.registeredMiner). */

@@ -44,7 +44,7 @@ interface SetUpOptions {
   fetch?: (miner: ServingMiner) => Promise<IndexRow[]>;
   /** Storing a miner's index; by default it succeeds. */
   replaceMinerIndex?: (uid: number) => Promise<void>;
-  withoutAxon?: number[];
+  neverCalled?: number[];
   onStart?: boolean;
   whenReady?: () => Promise<void>;
 }
@@ -115,7 +115,7 @@ function setUp(options: SetUpOptions = {}) {
       fetched.push({ uid: miner.uid, at: now.getTime() });
       return fetch(miner);
     }),
-    minersWithoutAxon: jest.fn(() => options.withoutAxon ?? []),
+    minersNeverCalled: jest.fn(() => options.neverCalled ?? []),
     // Every queued miner still holds its uid, at its axon, unless a test changes `metagraph`.
     registeredMiner: jest.fn((uid: number, hotkey: string) => {
       const miner = metagraph.get(uid);
@@ -358,7 +358,7 @@ describe(IndexSyncService.name, () => {
         fetch: (miner) => outcomes[miner.uid](),
         replaceMinerIndex: (uid) =>
           uid === 7 ? rejecting(new Error('connection terminated')) : Promise.resolve(),
-        withoutAxon: [20],
+        neverCalled: [20],
       });
     }
 
@@ -562,7 +562,7 @@ describe(IndexSyncService.name, () => {
         const { service, index } = setUp({
           miners: 2,
           fetch: (miner) => (miner.uid === 1 ? first() : timeout()),
-          withoutAxon: [9],
+          neverCalled: [9],
         });
         await syncOnce(service);
         expect(index.countMissedSyncs).toHaveBeenCalledWith(missed);
@@ -583,7 +583,7 @@ describe(IndexSyncService.name, () => {
     ])(
       'does not count for the interval (%s), nor counts a sync missed by any miner',
       async (_case, miners, fetch) => {
-        const { service, index, counted } = setUp({ miners, fetch, withoutAxon: [9] });
+        const { service, index, counted } = setUp({ miners, fetch, neverCalled: [9] });
         await syncOnce(service);
         expect(counted).toEqual([false]);
         expect(index.countMissedSyncs).not.toHaveBeenCalled();

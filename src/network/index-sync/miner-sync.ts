@@ -50,7 +50,7 @@ export class MinerSync {
       return undefined;
     }
     if (!isServing(miner)) {
-      // Counted missed at the run's end when it serves no axon (minersWithoutAxon).
+      // Counted missed at the run's end, as every miner never called is (minersNeverCalled).
       const none = miner.axonUrl === null;
       countSkip(report, none ? 'no_axon' : 'address_refused');
       this.logger.warn(

@@ -23,8 +23,8 @@ export class OutdatedDrops {
   ) {}
 
   /**
-   * Counts the syncs the `missed` uids missed by their own fault, and the miners that serve no
-   * axon, then drops what no longer counts: stale indexes, hours past the retention, labels no
+   * Counts the syncs the `missed` uids missed by their own fault, and the miners never called (no
+   * axon, or a refused address), then drops what no longer counts: stale indexes, hours past the retention, labels no
    * index names, old bucket fetches.
    */
   async drop(report: IndexSyncReport, missed: readonly number[]): Promise<void> {
@@ -32,7 +32,10 @@ export class OutdatedDrops {
     // A run that reached no miner at all (each one failed, none answered even with an index we
     // rejected) says more about our own network than about theirs: three such runs would have
     // dropped every index. A miner without an axon is the chain's word, not our network's: it
-    // took its axon down (or never served one), and no validator can reach it either.
+    // took its axon down (or never served one), and no validator can reach it either. One at an
+    // address refused is never called: left, its index stayed in the statistics as it was,
+    // unchecked, until its hours aged out (a review: a neuron of a second coldkey at an
+    // operator's own address froze that operator's index so).
     // A run that called no miner is no sync (calledSomeMiner): it is retried within seconds to
     // minutes, and counting the miners without an axon at each would drop their indexes in a
     // minute rather than after STALE_AFTER_SYNCS syncs.
@@ -40,7 +43,7 @@ export class OutdatedDrops {
     if (calledSomeMiner(report))
       await this.index.countMissedSyncs([
         ...(reached ? missed : []),
-        ...this.network.minersWithoutAxon(),
+        ...this.network.minersNeverCalled(),
       ]);
     report.staleDropped = await this.index.dropStaleIndexes(STALE_AFTER_SYNCS);
     if (report.staleDropped.length > 0)

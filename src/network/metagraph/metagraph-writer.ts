@@ -1,4 +1,5 @@
 import type { Logger } from '@nestjs/common';
+import ipaddr from 'ipaddr.js';
 import { isValidator } from '../../common/validator-standing';
 import type { AppConfig } from '../../config/app-config';
 import type { MetagraphNetwork, MinersRepository, StoredChain } from '../miners.repository';
@@ -102,13 +103,15 @@ export class MetagraphWriter {
  * Neurons of one coldkey at one address are an operator's own set-up, and common: netuid 1's
  * recorded metagraph has 102, 81 and 7 hotkeys of one coldkey each behind one address, which a
  * proxy routing by the axon's hotkey can serve with a budget per hotkey. They are called as any
- * neuron. Hosts are compared as written (the chain's are IPs rendered one way), lower-cased.
+ * neuron. Addresses are compared as dialled: an IPv4-mapped IPv6 address as its IPv4 one (the
+ * chain renders an ipType-6 `::ffff:1.2.3.4` so, and the address policy and a dual-stack dial
+ * read it as 1.2.3.4: a review), a host name lower-cased, with the port.
  */
 export function sharedAxons(neurons: readonly MetagraphNeuron[]): Set<number> {
   const byAddress = new Map<string, MetagraphNeuron[]>();
   for (const neuron of neurons) {
     if (neuron.axon_url === null) continue;
-    const address = new URL(neuron.axon_url).host.toLowerCase();
+    const address = dialledAddress(neuron.axon_url);
     byAddress.set(address, [...(byAddress.get(address) ?? []), neuron]);
   }
   return new Set(
@@ -116,6 +119,14 @@ export function sharedAxons(neurons: readonly MetagraphNeuron[]): Set<number> {
       .filter((group) => new Set(group.map((neuron) => neuron.coldkey)).size > 1)
       .flatMap((group) => group.map((neuron) => neuron.uid)),
   );
+}
+
+/** An axon URL's host and port as they are dialled (sharedAxons). */
+function dialledAddress(axonUrl: string): string {
+  const url = new URL(axonUrl);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const ip = ipaddr.isValid(host) ? ipaddr.process(host).toString() : host;
+  return `${ip} ${url.port}`;
 }
 
 /** `; N <what> (uids …)`, the uids listed up to 20; empty for none. */

@@ -159,7 +159,7 @@ describe(MetagraphService.name, () => {
       metagraphNeuron(3, { validator_permit: true, stake: 50_000 }),
     ]);
     expect(uids(service.minersServingData())).toEqual([0]);
-    expect(uids(service.minersWithoutAxon())).toEqual([1]);
+    expect(uids(service.minersNeverCalled())).toEqual([1, 2]);
   });
 
   // A churn audit: uids 3 and 7 announcing uid 6's address had its miner receive 12 calls from
@@ -175,6 +175,8 @@ describe(MetagraphService.name, () => {
       metagraphNeuron(3, { axon_url: 'http://127.0.0.1:9006' }),
       metagraphNeuron(6),
       metagraphNeuron(7, { axon_url: 'HTTP://127.0.0.1:9006/' }),
+      // uid 6's address again, as an ipType-6 neuron's IPv4-mapped one (a review).
+      metagraphNeuron(12, { axon_url: 'http://[::ffff:7f00:1]:9006' }),
       // Same host, another port: another axon.
       metagraphNeuron(8, { axon_url: 'http://127.0.0.1:9108' }),
       metagraphNeuron(9),
@@ -183,12 +185,12 @@ describe(MetagraphService.name, () => {
       metagraphNeuron(11, { axon_url: null }),
     ]);
     expect(uids(service.minersServingData())).toEqual([0, 8, 9]);
-    expect(uids(service.minersWithoutAxon())).toEqual([10, 11]);
+    expect(uids(service.minersNeverCalled())).toEqual([3, 6, 7, 10, 11, 12]);
     const [line] = log.mock.calls
       .map(([text]) => String(text))
       .filter((text) => text.startsWith('metagraph'));
     expect(line).toContain(
-      "; 3 neurons announcing an axon address another coldkey's neuron announces too, never contacted (uids 3, 6, 7)",
+      "; 4 neurons announcing an axon address another coldkey's neuron announces too, never contacted (uids 3, 6, 7, 12)",
     );
 
     // uid 7 moves away: 3 and 6 still share, 7 is called again.
@@ -255,7 +257,7 @@ describe(MetagraphService.name, () => {
     // Two of four gone: not most of them, so the read is applied.
     await apply([metagraphNeuron(0), validator]);
     expect(uids(service.minersServingData())).toEqual([0]);
-    expect(uids(service.minersWithoutAxon())).toEqual([]);
+    expect(uids(service.minersNeverCalled())).toEqual([]);
 
     await apply([metagraphNeuron(0), metagraphNeuron(1)]);
     expect(uids(service.validators())).toEqual([]);

@@ -165,11 +165,13 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
   }
 
   /**
-   * Registered miners that serve no axon (port or address 0 on the chain): nothing can be asked
-   * of them, by us or by any validator.
+   * Registered miners this gateway never calls: they serve no axon (port or address 0 on the
+   * chain: nothing can be asked of them, by us or by any validator), or one at an address it
+   * refuses (`address_refused`: outside MINER_ALLOWED_NETWORKS, or announced by another
+   * coldkey's neuron too). Their indexes cannot be renewed or checked.
    */
-  minersWithoutAxon(): MinerEntity[] {
-    return this.registeredMiners().filter((miner) => miner.axonUrl === null);
+  minersNeverCalled(): MinerEntity[] {
+    return this.registeredMiners().filter((miner) => !isServing(miner));
   }
 
   /**
