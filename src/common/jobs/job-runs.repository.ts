@@ -61,13 +61,17 @@ export class JobRunsRepository {
  * A job's advisory lock, held: its run is recorded through the connection that holds it, or,
  * once that connection closed (Postgres restarted, the session was ended, the network dropped
  * it), through the pool: the lock went with the session, but the run's end is still its to
- * record. Left `running`, the row kept the job due, and replicas ran it back to back.
+ * record. Left `running`, the row kept the job due, and replicas ran it back to back. Its end
+ * is recorded only while the row is still this run's (its `started_at`): once the lock is gone,
+ * another replica may have started the job, and its row is not ours to end.
  */
 export class JobLock {
-  private closed = false;
+  private ended = false;
+  /** The run's `started_at` as Postgres wrote it (text: microseconds), once started. */
+  private startedAt: string | null = null;
   private readonly listeners: (() => void)[] = [];
   private readonly onEnd = () => {
-    this.closed = true;
+    this.ended = true;
     for (const listener of this.listeners) listener();
   };
 
@@ -84,6 +88,14 @@ export class JobLock {
   /** Calls `listener` when the lock's connection closes while the lock is held: it is lost. */
   onLost(listener: () => void): void {
     this.listeners.push(listener);
+  }
+
+  /**
+   * Closed: ended, or released by typeorm, which releases a runner at its connection's 'error',
+   * a turn of the loop before 'end' (a review).
+   */
+  private get closed(): boolean {
+    return this.ended || this.runner.isReleased;
   }
 
   /** The lock's connection while it is open, else the pool. */
@@ -111,10 +123,13 @@ export class JobLock {
       [this.name],
     )) as { countedAgoMs: number | null }[];
     if (countedAgoMs !== null && countedAgoMs < minGapMs) return { started: false, countedAgoMs };
-    await this.runner.query(
-      `UPDATE job_runs SET started_at = now(), status = 'running' WHERE name = $1`,
+    // typeorm answers an UPDATE as [rows, count].
+    const [[{ startedAt }]] = (await this.runner.query(
+      `UPDATE job_runs SET started_at = now(), status = 'running' WHERE name = $1
+       RETURNING started_at::text AS "startedAt"`,
       [this.name],
-    );
+    )) as [{ startedAt: string }[], number];
+    this.startedAt = startedAt;
     return { started: true };
   }
 
@@ -123,8 +138,8 @@ export class JobLock {
     await this.query(
       `UPDATE job_runs SET finished_at = now(), status = $2, details = $3,
          counted_at = CASE WHEN $4::boolean THEN started_at ELSE counted_at END
-       WHERE name = $1`,
-      [this.name, status, JSON.stringify(details), counts],
+       WHERE name = $1 AND started_at = $5::timestamptz`,
+      [this.name, status, JSON.stringify(details), counts, this.startedAt],
     );
   }
 
@@ -134,10 +149,11 @@ export class JobLock {
    * run's.
    */
   async interrupt(details: unknown): Promise<void> {
-    await this.query(`UPDATE job_runs SET status = 'interrupted', details = $2 WHERE name = $1`, [
-      this.name,
-      JSON.stringify(details),
-    ]);
+    await this.query(
+      `UPDATE job_runs SET status = 'interrupted', details = $2
+       WHERE name = $1 AND started_at = $3::timestamptz`,
+      [this.name, JSON.stringify(details), this.startedAt],
+    );
   }
 
   /**
