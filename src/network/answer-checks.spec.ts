@@ -334,14 +334,17 @@ describe(mergeAnswers.name, () => {
   const d = postAt(3, '2024-05-20T13:00:00.000Z');
 
   // A flakiness audit: ties were broken by `localeCompare`, which follows the process's locale,
-  // so replicas under different LANGs cut the limit at different posts. Code-unit order: `B`
-  // before `a`, where a locale's collation puts `a` first.
-  it('breaks ties by uri in code-unit order, whatever the locale', () => {
+  // so replicas under different LANGs cut the limit at different posts. Descending, as the store
+  // orders them, in code units: `a` before `B`, where a locale's collation puts `B` first.
+  it('breaks ties by uri, descending in code-unit order, whatever the locale', () => {
     const upper = { ...a, uri: a.uri.replace(/\/status\//, '/status/B'), datetime: b.datetime };
     const lower = { ...b, uri: b.uri.replace(/\/status\//, '/status/a') };
-    expect('a'.localeCompare('B')).toBeLessThan(0);
-    const merged = mergeAnswers([answerOf(1, [lower, upper])], 1);
-    expect(uris(merged.items)).toEqual([upper.uri]);
+    expect('B'.localeCompare('a')).toBeGreaterThan(0);
+    expect(uris(mergeAnswers([answerOf(1, [upper, lower])], 1).items)).toEqual([lower.uri]);
+    // Descending: `2` before `1`.
+    const one = { ...a, uri: a.uri.replace(/\/status\//, '/status/1'), datetime: b.datetime };
+    const two = { ...b, uri: b.uri.replace(/\/status\//, '/status/2') };
+    expect(uris(mergeAnswers([answerOf(1, [one, two])], 1).items)).toEqual([two.uri]);
   });
 
   it('deduplicates items by post across answers and counts how many answers held each', () => {

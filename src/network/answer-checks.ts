@@ -1,4 +1,5 @@
 import { parseIsoDate } from '../common/validation/iso-date';
+import { compareText } from '../common/compare-text';
 import { Source } from '../common/source';
 import { canonicalItem, itemKey } from './item-uri';
 import { authorKey, DataItem } from './protocol';
@@ -175,9 +176,10 @@ export function mergeAnswers(
   );
   const time = (item: DataItem) => times.get(item)!;
   const held = (item: DataItem) => holders.get(copyOf.get(item)!)!;
-  // Ties by uri in code-unit order, not `localeCompare`: that follows the process's locale, and
-  // replicas under different LANGs cut `limit` at different items (a flakiness audit).
-  const byUri = (a: DataItem, b: DataItem) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0);
+  // Ties by uri, descending as the store orders them (find-items-sql.ts), in code units: by
+  // `localeCompare`, replicas under different LANGs cut `limit` at different items (a flakiness
+  // audit).
+  const byUri = (a: DataItem, b: DataItem) => compareText(b.uri, a.uri);
   const kept = [...byKey.values()]
     .sort((a, b) => (newestFirst ? 0 : held(b) - held(a)) || time(b) - time(a) || byUri(a, b))
     .slice(0, limit)

@@ -19,26 +19,21 @@ export function withinSizeTolerance(claimedBytes: number, bytes: number): boolea
 
 /**
  * How far a delivery of a bucket supports the index's claim for it, 0..1: the share of what
- * was sent that belongs to the bucket, times how near the bytes that belong come to the claim
- * (withinSizeTolerance counts as equal). With `moreIsFine`, sending more than claimed costs
- * nothing (an index claim may be an hour older than the delivery).
+ * was sent that belongs to the bucket, times how near the bytes that belong come up to the claim
+ * (withinSizeTolerance counts as equal). More than claimed costs nothing: a claim may be older
+ * than the delivery (the bucket of the hour in progress grows after the index is sent), and the
+ * subnet's validator fails a bucket only for less.
  */
 export function deliveryScore(
   sent: number,
   belonging: number,
   claimedBytes: number,
   belongingBytes: number,
-  moreIsFine = false,
 ): number {
-  const sizeRatio = sizeRatioOf(claimedBytes, belongingBytes);
   const belongingShare = sent === 0 ? (claimedBytes === 0 ? 1 : 0) : belonging / sent;
   const sizeScore =
-    withinSizeTolerance(claimedBytes, belongingBytes) || (moreIsFine && sizeRatio > 1)
+    belongingBytes >= claimedBytes || withinSizeTolerance(claimedBytes, belongingBytes)
       ? 1
-      : Math.max(0, Math.min(sizeRatio, 1 / sizeRatio));
+      : belongingBytes / claimedBytes;
   return belongingShare * sizeScore;
-}
-
-function sizeRatioOf(claimedBytes: number, returnedBytes: number): number {
-  return claimedBytes === 0 ? (returnedBytes === 0 ? 1 : Infinity) : returnedBytes / claimedBytes;
 }

@@ -950,7 +950,7 @@ describe(`${NetworkService.name}.readBucket`, () => {
     expect(await service.readBucket(2, 7, 5)).toEqual({
       status: 'error',
       message:
-        "Bucket 7 is in the miners' data index, but none of its 3 holders can be asked now (failing, refused by MINER_ALLOWED_NETWORKS or serving no axon: system-status' miner_index counts them), and it was not fetched before",
+        "Bucket 7 is in the miners' data index, but none of its 3 holders can be asked now (failing, at a refused address (address_refused) or serving no axon: system-status' miner_index counts them), and it was not fetched before",
     });
     expect(read).toHaveBeenCalledWith(2, 7, [], ['#ai', '#ai', '#ai']);
   });

@@ -227,7 +227,7 @@ export class NetworkService implements OnModuleInit {
     const answer = await this.buckets.read(source, timeBucket, [], labels);
     if (answer.status === 'success') return answer;
     const unaskable =
-      "(failing, refused by MINER_ALLOWED_NETWORKS or serving no axon: system-status' " +
+      "(failing, at a refused address (address_refused) or serving no axon: system-status' " +
       'miner_index counts them)';
     const why = !calls.allowed
       ? `no miner may be called: ${calls.why}`

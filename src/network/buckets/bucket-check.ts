@@ -114,7 +114,7 @@ export class BucketTally {
     if (returnedBytes < claimedBytes && !withinSizeTolerance(claimedBytes, returnedBytes))
       problems.push(`claimed ${claimedBytes} bytes, returned ${returnedBytes}`);
     return {
-      score: deliveryScore(sent, belonging, claimedBytes, returnedBytes, true),
+      score: deliveryScore(sent, belonging, claimedBytes, returnedBytes),
       problems,
       items: this.items,
     };

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { compareText } from '../../common/compare-text';
 import { Clock } from '../../common/clock/clock';
 import { withUnprintablesEscaped } from '../../common/validation/control-characters';
 import { LATE, orLate } from '../../common/within';
@@ -392,7 +393,7 @@ function newestFirst(delivery: BucketDelivery): DataItem[] {
   const byTime = (item: DataItem) => Date.parse(item.datetime);
   return delivery.items
     .map(({ item }) => item)
-    .sort((a, b) => byTime(b) - byTime(a) || (a.uri < b.uri ? 1 : a.uri > b.uri ? -1 : 0));
+    .sort((a, b) => byTime(b) - byTime(a) || compareText(b.uri, a.uri));
 }
 
 /**

@@ -138,7 +138,6 @@ function checkPairs(
       delivery.items.length,
       delivery.claimedBytes,
       delivery.bytes,
-      true,
     );
     if (delivery.dropped > 0)
       problems.push(

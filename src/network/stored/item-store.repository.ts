@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { compareText } from '../../common/compare-text';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { authorKey, cutLabel, DataItem, normalizeLabel, timeBucketId } from '../protocol';
@@ -228,10 +229,6 @@ function uniqueRows(rows: readonly ItemRow[]): ItemRow[] {
       compareText(a.label ?? '', b.label ?? '') ||
       Number(a.label !== null) - Number(b.label !== null),
   );
-}
-
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Lower-cased, without `@`, as usernames are queried; X keeps it under `user`. */

@@ -71,7 +71,8 @@ export class RedditItemDto implements RedditItem {
   @ApiProperty({
     type: String,
     nullable: true,
-    description: 'Posts: the title. Comments: null.',
+    description:
+      "The record's title: posts have one; comments null (as miners write them). Passed through whatever the kind; null when absent or empty.",
     example: 'Halving day',
   })
   title: string | null;
@@ -79,7 +80,8 @@ export class RedditItemDto implements RedditItem {
   @ApiProperty({
     type: String,
     nullable: true,
-    description: 'Comments: the `id` of the post commented on. Posts: null.',
+    description:
+      'Comments: the `id` of the post commented on; posts null (as miners write them). Passed through whatever the kind; null when absent.',
     example: null,
   })
   parentId: string | null;
