@@ -3,8 +3,8 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
 /**
  * `failing`: a circuit of its opened (this replica's or another's) and its cooldown lasts
  * (`failingUntil`; see currentState); `address_refused`: its axon is outside
- * MINER_ALLOWED_NETWORKS or another coldkey's neuron announces it too (MetagraphWriter), and it is never
- * contacted; `deregistered`: no longer in the metagraph.
+ * MINER_ALLOWED_NETWORKS or another coldkey's neuron announces it too (MetagraphWriter), and it
+ * is never contacted; `deregistered`: no longer in the metagraph.
  */
 export type MinerState = 'active' | 'failing' | 'address_refused' | 'deregistered';
 

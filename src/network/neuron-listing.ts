@@ -7,9 +7,9 @@ import { BudgetLeft } from './transport/call-budgets';
 /**
  * What a neuron is to the gateway: `validator` (validator permit and VALIDATOR_MIN_STAKE: never
  * asked for data; a permit holder with less stake is a miner), `not_serving` (no axon),
- * `address_refused` (axon outside MINER_ALLOWED_NETWORKS or announced by another coldkey's neuron too,
- * never contacted), `failing` (a circuit of
- * its opened within its cooldown) or `active`.
+ * `address_refused` (axon outside MINER_ALLOWED_NETWORKS or announced by another coldkey's
+ * neuron too, never contacted), `failing` (a circuit of its opened within its cooldown) or
+ * `active`.
  */
 export const NEURON_STATES = [
   'active',

@@ -23,9 +23,9 @@ export class OutdatedDrops {
   ) {}
 
   /**
-   * Counts the syncs the `missed` uids missed by their own fault, and the miners never called (no
-   * axon, or a refused address), then drops what no longer counts: stale indexes, hours past the retention, labels no
-   * index names, old bucket fetches.
+   * Counts the syncs the `missed` uids missed by their own fault, and the miners never called
+   * (no axon, or a refused address), then drops what no longer counts: stale indexes, hours past
+   * the retention, labels no index names, old bucket fetches.
    */
   async drop(report: IndexSyncReport, missed: readonly number[]): Promise<void> {
     const now = this.clock.now();

@@ -11,8 +11,8 @@ import { SuspiciousReads } from './suspicious-reads';
 /**
  * Writes a metagraph read from the source into the miners table, for MetagraphService: a read
  * that would drop most neurons at once is refused (SuspiciousReads), axons outside
- * MINER_ALLOWED_NETWORKS or announced by several coldkeys' neurons are refused, the validators are marked,
- * and one line says what was applied.
+ * MINER_ALLOWED_NETWORKS or announced by several coldkeys' neurons are refused, the validators
+ * are marked, and one line says what was applied.
  */
 export class MetagraphWriter {
   private readonly suspiciousReads: SuspiciousReads;
