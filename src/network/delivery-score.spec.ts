@@ -9,7 +9,7 @@ describe(deliveryScore.name, () => {
   });
 
   // The bucket of the hour in progress grows after the index is sent; the subnet's validator
-  // fails a bucket only for less (a fidelity audit).
+  // never fails a bucket for holding more (a fidelity audit).
   it('costs nothing for a delivery larger than claimed', () => {
     expect(deliveryScore(10, 10, 1000, 1101)).toBe(1);
     expect(deliveryScore(10, 10, 1000, 2000)).toBe(1);

@@ -22,7 +22,7 @@ export function withinSizeTolerance(claimedBytes: number, bytes: number): boolea
  * was sent that belongs to the bucket, times how near the bytes that belong come up to the claim
  * (withinSizeTolerance counts as equal). More than claimed costs nothing: a claim may be older
  * than the delivery (the bucket of the hour in progress grows after the index is sent), and the
- * subnet's validator fails a bucket only for less.
+ * subnet's validator never fails a bucket for holding more.
  */
 export function deliveryScore(
   sent: number,

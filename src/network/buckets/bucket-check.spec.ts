@@ -72,7 +72,7 @@ describe(checkBucket.name, () => {
   });
 
   // A fidelity audit: the hour in progress grows after the index is sent, and the subnet's
-  // validator fails a bucket only for less than claimed.
+  // validator never fails a bucket for holding more.
   it('costs nothing for more than was claimed', () => {
     const entities = [entity('1'), entity('2')];
     expect(checkBucket(bucket, Math.floor(sizeOf(entities) / 2), entities)).toMatchObject({

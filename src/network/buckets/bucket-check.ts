@@ -109,8 +109,9 @@ export class BucketTally {
       );
     // More than claimed costs nothing, as in the GetContentsByBuckets check: the bucket of the
     // hour in progress grows after the index is sent, and an index stored before this sync's is
-    // older still; the subnet's validator fails a bucket only for less (a fidelity audit: an
-    // honest miner lost credibility for its bucket's growth).
+    // older still; the subnet's validator never fails a bucket for holding more (its
+    // `are_entities_valid` fails one whose bytes fall short of what its entities declare). A
+    // fidelity audit: an honest miner lost credibility for its bucket's growth.
     if (returnedBytes < claimedBytes && !withinSizeTolerance(claimedBytes, returnedBytes))
       problems.push(`claimed ${claimedBytes} bytes, returned ${returnedBytes}`);
     return {
