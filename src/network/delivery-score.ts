@@ -18,11 +18,18 @@ export function withinSizeTolerance(claimedBytes: number, bytes: number): boolea
 }
 
 /**
+ * Whether `bytes` delivered cover the claim: as much or more (a claim may be older than the
+ * delivery: the bucket of the hour in progress grows after the index is sent, and the subnet's
+ * validator never fails a bucket for holding more), or less by no more than the tolerance.
+ */
+export function coversClaim(claimedBytes: number, bytes: number): boolean {
+  return bytes >= claimedBytes || withinSizeTolerance(claimedBytes, bytes);
+}
+
+/**
  * How far a delivery of a bucket supports the index's claim for it, 0..1: the share of what
  * was sent that belongs to the bucket, times how near the bytes that belong come up to the claim
- * (withinSizeTolerance counts as equal). More than claimed costs nothing: a claim may be older
- * than the delivery (the bucket of the hour in progress grows after the index is sent), and the
- * subnet's validator never fails a bucket for holding more.
+ * (coversClaim counts as complete).
  */
 export function deliveryScore(
   sent: number,
@@ -31,9 +38,6 @@ export function deliveryScore(
   belongingBytes: number,
 ): number {
   const belongingShare = sent === 0 ? (claimedBytes === 0 ? 1 : 0) : belonging / sent;
-  const sizeScore =
-    belongingBytes >= claimedBytes || withinSizeTolerance(claimedBytes, belongingBytes)
-      ? 1
-      : belongingBytes / claimedBytes;
+  const sizeScore = coversClaim(claimedBytes, belongingBytes) ? 1 : belongingBytes / claimedBytes;
   return belongingShare * sizeScore;
 }

@@ -69,10 +69,10 @@ export class JobLock {
   private ended = false;
   /** The run's `started_at` as Postgres wrote it (text: microseconds), once started. */
   private startedAt: string | null = null;
-  private readonly listeners: (() => void)[] = [];
+  private lost: () => void = () => undefined;
   private readonly onEnd = () => {
     this.ended = true;
-    for (const listener of this.listeners) listener();
+    this.lost();
   };
 
   constructor(
@@ -87,7 +87,7 @@ export class JobLock {
 
   /** Calls `listener` when the lock's connection closes while the lock is held: it is lost. */
   onLost(listener: () => void): void {
-    this.listeners.push(listener);
+    this.lost = listener;
   }
 
   /**

@@ -4,7 +4,7 @@ import { BucketKey, bucketEnd, bucketStart } from '../protocol';
 import { Source } from '../../common/source';
 import { sourceOfId } from '../sources';
 import { convertEntity } from '../sn13/entities';
-import { deliveryScore, withinSizeTolerance } from '../delivery-score';
+import { coversClaim, deliveryScore } from '../delivery-score';
 import { ItemToStore } from '../stored/item-store';
 
 export interface BucketCheckResult {
@@ -21,7 +21,7 @@ export interface BucketCheckResult {
  * (item-uri.ts; such a uri is stored and served, in its canonical form), posts must be unique
  * (however their uris are spelled), each
  * entity's declared size must be the byte length of the record it carries, and together they
- * must add up to at least the size the index claimed for that bucket (withinSizeTolerance). An
+ * must add up to at least the size the index claimed for that bucket (coversClaim). An
  * over-claiming miner fails the last check.
  */
 export function checkBucket(
@@ -112,7 +112,7 @@ export class BucketTally {
     // older still; the subnet's validator never fails a bucket for holding more (its
     // `are_entities_valid` fails one whose bytes fall short of what its entities declare). A
     // fidelity audit: an honest miner lost credibility for its bucket's growth.
-    if (returnedBytes < claimedBytes && !withinSizeTolerance(claimedBytes, returnedBytes))
+    if (!coversClaim(claimedBytes, returnedBytes))
       problems.push(`claimed ${claimedBytes} bytes, returned ${returnedBytes}`);
     return {
       score: deliveryScore(sent, belonging, claimedBytes, returnedBytes),

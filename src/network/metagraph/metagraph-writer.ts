@@ -5,6 +5,7 @@ import type { AppConfig } from '../../config/app-config';
 import type { MetagraphNetwork, MinersRepository, StoredChain } from '../miners.repository';
 import type { MetagraphFile, MetagraphNeuron } from '../protocol';
 import type { MinerClient } from '../transport/miner-client';
+import { axonAddress } from '../transport/axon-http';
 import type { MetagraphSource } from './metagraph-source';
 import { SuspiciousReads } from './suspicious-reads';
 
@@ -110,9 +111,11 @@ export class MetagraphWriter {
 export function sharedAxons(neurons: readonly MetagraphNeuron[]): Set<number> {
   const byAddress = new Map<string, MetagraphNeuron[]>();
   for (const neuron of neurons) {
-    if (neuron.axon_url === null) continue;
-    const address = dialledAddress(neuron.axon_url);
-    byAddress.set(address, [...(byAddress.get(address) ?? []), neuron]);
+    const address = neuron.axon_url === null ? undefined : dialledAddress(neuron.axon_url);
+    if (address === undefined) continue;
+    const group = byAddress.get(address);
+    if (group) group.push(neuron);
+    else byAddress.set(address, [neuron]);
   }
   return new Set(
     [...byAddress.values()]
@@ -121,12 +124,15 @@ export function sharedAxons(neurons: readonly MetagraphNeuron[]): Set<number> {
   );
 }
 
-/** An axon URL's host and port as they are dialled (sharedAxons). */
-function dialledAddress(axonUrl: string): string {
-  const url = new URL(axonUrl);
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const ip = ipaddr.isValid(host) ? ipaddr.process(host).toString() : host;
-  return `${ip} ${url.port}`;
+/**
+ * An axon's host and port as they are dialled (sharedAxons); undefined for a URL no call can be
+ * made to (axonAddress), which no neuron shares.
+ */
+function dialledAddress(axonUrl: string): string | undefined {
+  const address = axonAddress(axonUrl);
+  if (!address) return undefined;
+  const ip = ipaddr.isValid(address.ip) ? ipaddr.process(address.ip).toString() : address.ip;
+  return `${ip} ${address.port}`;
 }
 
 /** `; N <what> (uids …)`, the uids listed up to 20; empty for none. */

@@ -174,7 +174,7 @@ describe(MetagraphService.name, () => {
       metagraphNeuron(0),
       metagraphNeuron(3, { axon_url: 'http://127.0.0.1:9006' }),
       metagraphNeuron(6),
-      metagraphNeuron(7, { axon_url: 'HTTP://127.0.0.1:9006/' }),
+      metagraphNeuron(7, { axon_url: 'HTTP://127.0.0.1:9006' }),
       // uid 6's address again, as an ipType-6 neuron's IPv4-mapped one (a review).
       metagraphNeuron(12, { axon_url: 'http://[::ffff:7f00:1]:9006' }),
       // Same host, another port: another axon.

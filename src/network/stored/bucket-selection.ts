@@ -1,4 +1,4 @@
-import { withinSizeTolerance } from '../delivery-score';
+import { coversClaim } from '../delivery-score';
 import { BucketHolding } from '../index/miner-index-read.repository';
 import { BucketKey, bucketStart, timeBucketId } from '../protocol';
 import { SourceId } from '../sources';
@@ -87,7 +87,7 @@ export function recordBytesOf(fetches: readonly BucketFetch[]): number {
  * nothing of the rest of the hour, and the hour's last minutes were missing until the next
  * index sync changed the claim (a time audit's finding). Only the holder's own fetches count:
  * its uid and hotkey (a uid re-registered by another hotkey is another miner). Complete: it
- * kept the claimed bytes, or more, or less by no more than the tolerance (withinSizeTolerance).
+ * kept the claimed bytes, or more, or less by no more than the tolerance (coversClaim).
  */
 export function selectBuckets(
   buckets: readonly IndexedBucket[],
@@ -152,5 +152,5 @@ export function bucketKeyOf(bucket: BucketKey): string {
 }
 
 function isComplete(fetch: BucketFetch): boolean {
-  return fetch.bytes >= fetch.claimedBytes || withinSizeTolerance(fetch.claimedBytes, fetch.bytes);
+  return coversClaim(fetch.claimedBytes, fetch.bytes);
 }
