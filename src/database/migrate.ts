@@ -128,6 +128,12 @@ export async function runMigrations(
 ): Promise<string[]> {
   const runner = dataSource.createQueryRunner();
   await runner.connect();
+  const [{ lock_timeout: lockTimeout }] = (await runner
+    .query('SHOW lock_timeout')
+    .catch(async (error: unknown) => {
+      await runner.release();
+      throw error;
+    })) as { lock_timeout: string }[];
   try {
     // The migration lock is waited for as long as a replica migrates (an advisory lock counts
     // for lock_timeout too); the migrations' own statements are the ones bounded.
@@ -141,8 +147,11 @@ export async function runMigrations(
     }
   } finally {
     await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
-    // The pooled connection goes back as it came (runMigrations takes any DataSource).
-    await runner.query('RESET lock_timeout').catch(() => undefined);
+    // The pooled connection goes back as it came (runMigrations takes any DataSource): set
+    // again, as RESET would go back past the session's own setting (data-source-options.ts).
+    await runner
+      .query("SELECT set_config('lock_timeout', $1, false)", [lockTimeout])
+      .catch(() => undefined);
     await runner.release();
   }
 }

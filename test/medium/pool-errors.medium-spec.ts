@@ -80,13 +80,15 @@ describe('pooled connections when Postgres terminates them', () => {
 
   /**
    * Connects as TypeORM's query runner does: its 'error' listener attached once it has the
-   * connection.
+   * connection. With the service's settings, the session's set-up (onConnect) reads the
+   * termination: pg-pool drops the connection and the caller's connect fails, as in any outage.
    */
   async function connectAsTypeOrm(config: PoolConfig): Promise<{ pool: Pool; failed: boolean }> {
     const pool = new Pool({ ...config, connectionString: fake.url });
     // TypeORM's own pool listener.
     pool.on('error', () => undefined);
-    const client = await pool.connect();
+    const client = await pool.connect().catch(() => undefined);
+    if (client === undefined) return { pool, failed: true };
     client.on('error', () => undefined);
     const failed = await client.query('SELECT 1').then(
       () => false,
