@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource, QueryRunner } from 'typeorm';
 import { buildMigrationDataSourceOptions, MIGRATION_LOCK_TIMEOUT_MS } from './data-source-options';
 import { checkPostgresVersion } from './postgres-version';
+import { checkRuntimePrivileges } from './runtime-privileges';
 
 /** Arbitrary constant shared by every replica so that only one of them migrates at a time. */
 export const MIGRATION_LOCK_ID = 7_013_000_001;
@@ -59,7 +60,8 @@ export interface MigrationReport {
 /**
  * Brings the database at `url` up to date on a connection of its own (no statement timeout:
  * buildMigrationDataSourceOptions), under the migration lock, once its server is known to be
- * recent enough (checkPostgresVersion). The one way the schema is migrated: at start-up, from
+ * recent enough (checkPostgresVersion); then refuses a role that could not run the service
+ * (checkRuntimePrivileges). The one way the schema is migrated: at start-up, from
  * the command line and in the test setup.
  */
 export async function migrateDatabase(
@@ -73,6 +75,7 @@ export async function migrateDatabase(
     // A server too old is refused before the lock, not half-way through the migrations.
     await checkPostgresVersion((sql) => dataSource.query(sql));
     const applied = await runMigrations(dataSource, progress);
+    await checkRuntimePrivileges((sql, parameters) => dataSource.query(sql, parameters));
     const known = new Set(dataSource.migrations.map((migration) => migration.name));
     const unknown = (await recordedMigrations(dataSource)).filter((name) => !known.has(name));
     const [{ autovacuum }] = await dataSource.query<{ autovacuum: string }[]>('SHOW autovacuum');
