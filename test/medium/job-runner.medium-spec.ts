@@ -262,6 +262,16 @@ describe('JobRunner across replicas', () => {
   });
 
   // The details column is NOT NULL: a job whose run returns nothing is still a success.
+  // An accelerated-time audit: after Postgres' clock was set back an hour, the last counted start
+  // was an hour ahead of now(), and every job stayed not due until the clock caught up with it.
+  it('runs a job whose last counted start is after now: the clock was set back', async () => {
+    await ranAgo('set back', -60);
+    expect(await replicaA.runOnce('set back', HOUR, async () => 'ran')).toEqual({
+      ran: true,
+      result: 'ran',
+    });
+  });
+
   it('records a run that returns nothing as succeeded', async () => {
     expect(await replicaA.runOnce('void', HOUR, async () => undefined)).toEqual({
       ran: true,
@@ -546,6 +556,34 @@ describe('JobRunner across replicas', () => {
     release();
     await expect(other).resolves.toEqual({ ran: true, result: 'second' });
     expect(await jobRun('taken over')).toMatchObject({ status: 'succeeded', details: 'second' });
+  });
+
+  // A hosted-Postgres audit: behind a pooler in transaction mode, a run's statements reach other
+  // server sessions than the one that took the lock, and the unlock answers false unheard.
+  it("warns when the lock's session no longer held the lock at the run's end", async () => {
+    const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const create = database.createQueryRunner.bind(database);
+    jest.spyOn(database, 'createQueryRunner').mockImplementationOnce((...args) => {
+      const runner: QueryRunner = create(...args);
+      const query = runner.query.bind(runner) as (...args: unknown[]) => Promise<unknown>;
+      // The session lets the lock go before the job's own unlock: as another session would be.
+      runner.query = (async (text: string, parameters?: unknown[]) => {
+        if (/pg_advisory_unlock/.test(text)) await query(text, parameters);
+        return query(text, parameters);
+      }) as QueryRunner['query'];
+      return runner;
+    });
+    expect(await replicaA.runOnce('pooled', 0, async () => 'done')).toEqual({
+      ran: true,
+      result: 'done',
+    });
+    expect(warned.mock.calls).toEqual([
+      [
+        expect.stringMatching(
+          /^job pooled: its session no longer held the job's lock at the run's end/,
+        ),
+      ],
+    ]);
   });
 
   it('closes a connection that could not unlock the job, so that the lock goes with it', async () => {

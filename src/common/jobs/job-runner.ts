@@ -102,8 +102,7 @@ export class JobRunner {
         return {
           ran: false,
           skipped: 'not_due',
-          // A counted start in the future (a clock set back) waits an interval at most.
-          dueInMs: Math.min(intervalMs, Math.max(0, intervalMs - start.countedAgoMs)),
+          dueInMs: Math.max(0, intervalMs - start.countedAgoMs),
         };
       try {
         const result = await run();
@@ -125,7 +124,12 @@ export class JobRunner {
         throw error;
       }
     } finally {
-      await lock.release();
+      if (!(await lock.release()))
+        this.logger.warn(
+          `job ${name}: its session no longer held the job's lock at the run's end, although ` +
+            'the connection stayed open: a pooler in transaction mode (README, "Scaling out")? ' +
+            'Then the lock keeps no other replica from running the job',
+        );
     }
   }
 

@@ -112,14 +112,17 @@ export class JobLock {
    * counted from its end, a run longer than the interval's slack left the next tick not due, and
    * the job ran every other tick. A run that did not end (cut short by shutdown, or its replica
    * gone) or that did not count (JobRunner's `counts`) leaves `counted_at` as it was: the job
-   * stays due for the next replica.
+   * stays due for the next replica. A `counted_at` after Postgres' `now()` (its clock set back
+   * since) is no reading of an interval: the job is due. Read as negative, it held every job
+   * back for as long as the step (an accelerated-time audit: an hour without collections).
    */
   async startIfDue(
     minGapMs: number,
   ): Promise<{ started: true } | { started: false; countedAgoMs: number }> {
     const [{ countedAgoMs }] = (await this.runner.query(
       `INSERT INTO job_runs (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name
-       RETURNING extract(epoch FROM now() - counted_at)::float8 * 1000 AS "countedAgoMs"`,
+       RETURNING CASE WHEN counted_at <= now()
+         THEN extract(epoch FROM now() - counted_at)::float8 * 1000 END AS "countedAgoMs"`,
       [this.name],
     )) as { countedAgoMs: number | null }[];
     if (countedAgoMs !== null && countedAgoMs < minGapMs) return { started: false, countedAgoMs };
@@ -162,13 +165,24 @@ export class JobLock {
    * hold the lock, and the pool keeps idle connections for good: every replica would find the
    * job locked from then on. The connection is closed instead, and its session's locks go with
    * it (the pool drops a closed connection when it is given back). A connection already closed
-   * took its lock with it: nothing to unlock.
+   * took its lock with it: nothing to unlock (the loss was told to `onLost`).
+   *
+   * Returns false when the session answered that it did not hold the lock: the connection stayed
+   * open but its session changed under it, which a pooler in transaction mode does (a
+   * hosted-Postgres audit: PgBouncer left a pooled session holding the job locks for good, and
+   * gave the other replicas a session without them).
    */
-  async release(): Promise<void> {
+  async release(): Promise<boolean> {
     this.connection.off('end', this.onEnd);
-    if (this.closed) return this.runner.release();
+    if (this.closed) {
+      await this.runner.release();
+      return true;
+    }
     try {
-      await this.runner.query('SELECT pg_advisory_unlock($1)', [this.lockId]);
+      const [row] = (await this.runner.query('SELECT pg_advisory_unlock($1) AS unlocked', [
+        this.lockId,
+      ])) as { unlocked: boolean }[];
+      return row.unlocked;
     } catch (error) {
       await this.connection.end().catch(() => undefined);
       throw error;
