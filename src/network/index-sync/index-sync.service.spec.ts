@@ -18,7 +18,7 @@ import { NetworkService } from '../network.service';
 import { MAX_DATA_AGE_DAYS, oldestUsefulBucket } from '../protocol';
 import { WrongAnswerError } from '../sn13/messages';
 import { BudgetLeft, CallBudgets } from '../transport/call-budgets';
-import { MinerCallError } from '../transport/miner-failures';
+import { BudgetUnreadableError, MinerCallError } from '../transport/miner-failures';
 
 /** Far from the machine's time, so that a read of `new Date()` instead of the clock shows. */
 const NOW = Date.parse('2031-03-10T12:30:00Z');
@@ -897,5 +897,24 @@ describe(IndexSyncService.name, () => {
     it('writes none at info', async () => {
       expect((await syncAt('info')).filter((line) => line.level < 30)).toEqual([]);
     });
+  });
+
+  // A hosted-Postgres audit: a budget that could not be read (the role's connection limit
+  // reached) was said at debug only, behind the end line's `no_budget`.
+  it('warns once a run of a budget that could not be read, naming the cause', async () => {
+    const { service } = setUp({
+      miners: 3,
+      fetch: () =>
+        rejecting(new BudgetUnreadableError('GetMinerIndex', 'too many connections for role')),
+    });
+    await syncOnce(service);
+    expect(warnings.mock.calls).toEqual([
+      [
+        expect.objectContaining({ uid: expect.any(Number) }),
+        expect.stringMatching(
+          /^miner \d: index not fetched: GetMinerIndex not sent: the call budget could not be read \(too many connections for role\); the run's other miners skipped for it are counted as no_budget in its end line$/,
+        ),
+      ],
+    ]);
   });
 });

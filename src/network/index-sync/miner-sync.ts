@@ -9,7 +9,12 @@ import { MinerIndexService } from '../index/miner-index.service';
 import { isServing, ServingMiner } from '../miner.entity';
 import { NetworkService } from '../network.service';
 import { WrongAnswerError } from '../sn13/messages';
-import { MinerCallError, NOT_THE_MINERS_FAULT, refusedWhenSent } from '../transport/miner-failures';
+import {
+  BudgetUnreadableError,
+  MinerCallError,
+  NOT_THE_MINERS_FAULT,
+  refusedWhenSent,
+} from '../transport/miner-failures';
 import { countSkip, IndexSyncReport } from './index-sync-report';
 
 /**
@@ -21,6 +26,9 @@ import { countSkip, IndexSyncReport } from './index-sync-report';
  * its logger.
  */
 export class MinerSync {
+  /** The run whose unreadable budget was warned of: once a run. */
+  private budgetWarned: IndexSyncReport | undefined;
+
   constructor(
     private readonly network: NetworkService,
     private readonly index: MinerIndexService,
@@ -87,8 +95,19 @@ export class MinerSync {
         // reached another miner (OutdatedDrops): refusing every index call after one sync kept
         // an index's claims in the statistics for good (a hostile-miner audit's finding).
         if (refusedWhenSent(error)) missed.push(miner.uid);
+        // Ours: said once a run, as a budget that could not be read (a connection refused, a
+        // role's connection limit reached) is no miner's spent budget. At debug only, it hid
+        // the cause behind the end line's `no_budget` (a hosted-Postgres audit).
+        if (error instanceof BudgetUnreadableError && this.budgetWarned !== report) {
+          this.budgetWarned = report;
+          this.logger.warn(
+            minerFields(miner),
+            `miner ${miner.uid}: index not fetched: ${error.message}; the run's other miners ` +
+              'skipped for it are counted as no_budget in its end line',
+          );
+        }
         // Not the miner's doing (no budget, shutdown…): counted in the round's line, named here.
-        if (debugEnabled())
+        else if (debugEnabled())
           this.logger.debug(
             { ...minerFields(miner), skipped: error.reason },
             `miner ${miner.uid}: index not fetched (${error.reason}): ${error.message}`,
