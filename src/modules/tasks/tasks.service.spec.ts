@@ -132,6 +132,24 @@ describe(TasksService.name, () => {
     },
   );
 
+  // An accelerated-time audit: until the lifecycle's next pass, an expired task is still
+  // `active`, and its 422 said "has ended (active)".
+  it('refuses the id of a task expired and not yet compiling, saying when it expired', async () => {
+    const { service } = setUp([
+      { ...registered('active'), expires_at: new Date(NOW.getTime() - 3000) },
+    ]);
+    expect(await service.register('5Hotkey', [JOB], 10, manager, NOW)).toEqual({
+      registered: [],
+      conflicts: [
+        {
+          index: 0,
+          message:
+            "task 'btc-etf' has ended (expired at 2026-01-15T11:59:57.000Z); submit it under a new id to run it again",
+        },
+      ],
+    });
+  });
+
   // One 422 names every job refused: those the caller found, and the others' own conflicts.
   it("answers the caller's conflicts with the others' in order, checking the rest alone", async () => {
     const { service, repository } = setUp([registered('completed')]);

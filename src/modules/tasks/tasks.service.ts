@@ -110,7 +110,7 @@ export class TasksService {
       else if (task && !isRunning(task, now))
         conflicts.push({
           index,
-          message: `task ${quotedId(job.id)} has ended (${task.state}); submit it under a new id to run it again`,
+          message: `task ${quotedId(job.id)} has ended (${endedAs(task)}); submit it under a new id to run it again`,
         });
     });
     if (conflicts.length > 0) return { registered: [], conflicts: conflicts.sort(bySubmission) };
@@ -278,4 +278,13 @@ function sameTask(task: TaskRow, job: TaskJob): boolean {
 /** The submission as a whole first, then its jobs in order: the order of a 422's items. */
 function bySubmission(a: RegistrationConflict, b: RegistrationConflict): number {
   return (a.index ?? -1) - (b.index ?? -1);
+}
+
+/**
+ * How an ended task ended, for its 422. One that expired keeps `active` until the lifecycle's
+ * next pass (up to TASK_COLLECT_INTERVAL) moves it to `compiling`: "has ended (active)" read as
+ * a contradiction (an accelerated-time audit); its expiry is what ended it.
+ */
+function endedAs(task: TaskRow): string {
+  return task.state === 'active' ? `expired at ${task.expires_at.toISOString()}` : task.state;
 }
