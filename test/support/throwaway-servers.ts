@@ -172,7 +172,8 @@ export interface ThrowawayRedis {
   resume(): void;
 }
 
-export async function startThrowawayRedis(): Promise<ThrowawayRedis> {
+/** `options`: more of redis-server's own (`--cluster-enabled`, `yes`…). */
+export async function startThrowawayRedis(options: string[] = []): Promise<ThrowawayRedis> {
   // Outside the ephemeral range, as the Postgres one's port.
   const port = await freeListeningPort();
   let child: ChildProcess | undefined;
@@ -180,7 +181,17 @@ export async function startThrowawayRedis(): Promise<ThrowawayRedis> {
     if (child) return;
     child = spawn(
       'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        ...options,
+      ],
       { stdio: 'ignore' },
     );
     await waitForRedis(port);

@@ -5,6 +5,7 @@ import { EventLoopStalls } from '../event-loop-stalls';
 import { within } from '../within';
 import { StartupError } from '../lifecycle/startup-failure';
 import { redisFailureText } from './redis-failure';
+import { redisRefusal } from './redis-refusals';
 
 /** Where Redis is; provided by ConfigModule (REDIS_URL, REDIS_KEY_PREFIX). */
 export interface RedisSettings {
@@ -25,8 +26,14 @@ export const REDIS_REST_MS = 2000;
  * Redis (RedisConnection.failed): half the timeout, so that the reply may well have waited unread.
  */
 export const OWN_STALL_MS = REDIS_COMMAND_TIMEOUT_MS / 2;
-/** The server's refusal of a SELECT past its `databases` setting. */
-const DATABASE_OUT_OF_RANGE = 'DB index is out of range';
+/**
+ * Whether an error is the server's refusal of the connection's SELECT: past its `databases`
+ * setting, or any at all (a cluster-mode server, a managed tier with database 0 only). ioredis
+ * names the command a refusal answered.
+ */
+function refusedSelect(error: Error): boolean {
+  return (error as Error & { command?: { name?: string } }).command?.name === 'select';
+}
 /** ioredis' error for a command that got no answer within REDIS_COMMAND_TIMEOUT_MS. */
 const TIMED_OUT = 'Command timed out';
 /** At most one warning in this time about timeouts this process' stalls caused. */
@@ -60,7 +67,7 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   private restTimer: NodeJS.Timeout | undefined;
   private closing = false;
 
-  constructor(@Inject(REDIS_SETTINGS) settings: RedisSettings) {
+  constructor(@Inject(REDIS_SETTINGS) private readonly settings: RedisSettings) {
     this.client = settings.url
       ? new Redis(settings.url, {
           // Fail commands quickly instead of queueing them while Redis is unreachable.
@@ -76,6 +83,11 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
           // (a Redis faults audit: 10 requests charged 20). Unanswered, a command times out
           // (REDIS_COMMAND_TIMEOUT_MS) and its caller falls back, once.
           autoResendUnfulfilledCommands: false,
+          // A primary demoted to a replica by a failover keeps the connection and refuses every
+          // write (READONLY): reconnected, a failover that moved the address (a managed Redis'
+          // DNS name) reaches the new primary. Kept, the limits stayed in each replica's memory
+          // until a restart (a hosted-Redis audit).
+          reconnectOnError: (error) => error.message.startsWith('READONLY'),
         })
       : null;
     this.stalls = this.client ? new EventLoopStalls(OWN_STALL_MS) : undefined;
@@ -85,8 +97,10 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
     this.client?.on('error', (error: Error) => {
       // ioredis reports a failed SELECT and goes on, connected, on database 0: another replica's
       // counts, or another deployment's (a configuration audit's finding). Such a connection
-      // is not used; a start that meets it fails (onModuleInit).
-      if (error.message.includes(DATABASE_OUT_OF_RANGE)) {
+      // is not used; a start that meets it fails (onModuleInit). Said of an index past the
+      // server's range only, at first: a cluster-mode server's "SELECT is not allowed" went on
+      // with database 0 (a hosted-Redis audit).
+      if (refusedSelect(error)) {
         this.wrongDatabase = redisFailureText(error);
         // During the start, which then fails saying so, "kept in this process" read as the
         // service carrying on (an error texts audit's finding).
@@ -167,6 +181,13 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
     if (client.status !== 'ready') await this.readyWithin(client, REDIS_CONNECT_TIMEOUT_MS);
     if (this.wrongDatabase)
       throw new StartupError(`Startup failed: REDIS_URL cannot be used: ${this.wrongDatabase}`);
+    // A Redis that is there is asked, once, each kind of command the service will send it.
+    const refusal =
+      client.status === 'ready' ? await redisRefusal(client, this.settings.keyPrefix) : undefined;
+    if (refusal)
+      throw new StartupError(
+        `Startup failed: REDIS_URL cannot be used: ${refusal} (README, "Redis as the replicas share it")`,
+      );
   }
 
   private async readyWithin(client: Redis, timeoutMs: number): Promise<void> {

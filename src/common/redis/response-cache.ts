@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { ReplyError } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { RedisConnection } from './redis-connection';
 import { redisFailureText } from './redis-failure';
@@ -64,10 +65,16 @@ export class ResponseCache {
     }
   }
 
-  /** A failed Redis command rests Redis (RedisConnection.failed), so the next ones do not wait. */
+  /**
+   * A failed Redis command rests Redis (RedisConnection.failed), so the next ones do not wait.
+   * Not a write refused for memory (OOM, under `maxmemory-policy noeviction`): Redis answered,
+   * and resting it for a cache entry moved every replica's limits into its memory for 2 s at
+   * each cached answer (a hosted-Redis audit).
+   */
   private failed(client: unknown, what: 'read' | 'write', error: Error): void {
     const reason = redisFailureText(error);
-    if (client) this.redis.failed(reason);
+    const outOfMemory = error instanceof ReplyError && error.message.startsWith('OOM');
+    if (client && !outOfMemory) this.redis.failed(reason);
     this.logger.warn(`cache ${what} failed: ${reason}`);
   }
 }
