@@ -36,3 +36,14 @@ export function firstCharacters(text: string, max: number): string {
 export function composed(text: string): string {
   return text.normalize('NFC');
 }
+
+/**
+ * The text lower-cased, composed: the form words are compared in. Composed after lower-casing,
+ * since lower-casing can decompose: a few capitals have no composed form but their lower-case
+ * letter has (`J̌` lower-cases to `j` + U+030C, which is `ǰ` composed; also `Ϊ́`, `Ϋ́`, `H̱`,
+ * `T̈`, `W̊`, `Y̊`), and lower-cased after composing, `#J̌` and `#ǰ` were two jobs' labels, and
+ * the keyword `J̌` matched no post writing `ǰ` (a property-based audit).
+ */
+export function composedLowerCase(text: string): string {
+  return text.toLowerCase().normalize('NFC');
+}

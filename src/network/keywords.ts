@@ -1,4 +1,4 @@
-import { composed } from '../common/characters';
+import { composed, composedLowerCase } from '../common/characters';
 import { Source } from '../common/source';
 
 /**
@@ -65,7 +65,7 @@ export function holdsXTag(text: string, tag: string, headOfLonger = false): bool
 
 export function parseKeyword(keyword: string, source: Source): ParsedKeyword {
   const trimmed = composed(keyword).trim();
-  const lower = trimmed.toLowerCase();
+  const lower = composedLowerCase(trimmed);
   if (source === 'reddit') {
     const selector = SUBREDDIT_SELECTOR.exec(trimmed);
     if (selector) return { kind: 'subreddit', label: `r/${selector[1].toLowerCase()}` };

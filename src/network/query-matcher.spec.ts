@@ -328,6 +328,20 @@ describe('compileQuery', () => {
       expect(matches({ source: 'reddit', keywords: ['caf\u00e9'] }, thread)).toBe(true);
     });
 
+    // Lower-cased after composing, `J̌` (no composed capital) became `j` + U+030C, and matched no
+    // `ǰ` (U+01F0), nor the reverse (a property-based audit).
+    it('matches a capital whose lower-case letter only is composed, either way', () => {
+      for (const [keyword, text] of [
+        ['J\u030c', 'a \u01f0 b'],
+        ['\u01f0', 'a J\u030c b'],
+        ['#J\u030c', 'a #\u01f0 b'],
+        ['\u03aa\u0301', 'a \u0390 b'],
+      ]) {
+        const post = xItem({ text, tweet: { ...xItem().tweet, hashtags: [] } });
+        expect(matches({ source: 'x', keywords: [keyword] }, post)).toBe(true);
+      }
+    });
+
     it('ignores blank keywords', () => {
       expect(matches({ source: 'x', keywords: ['  '] }, xItem())).toBe(true);
     });

@@ -1,5 +1,5 @@
 import { isRecord } from '../common/is-record';
-import { characterCount, composed } from '../common/characters';
+import { characterCount, composedLowerCase } from '../common/characters';
 import { dateRefusal, ISO_DATE_REFUSAL, parseIsoDate } from '../common/validation/iso-date';
 import { Source } from '../common/source';
 import { authorKey, cutLabel, KEYWORD_MODES, KeywordMode, MAX_LABEL_LENGTH } from './protocol';
@@ -142,12 +142,12 @@ class CompiledQuery implements QueryMatcher {
 
   /** The item's text as keywords are read: composed (NFC, as parseKeyword reads them), lower-cased. */
   private searchableText(item: UnknownRecord): string {
-    if (this.source === 'x') return composed(stringField(item, 'text') ?? '').toLowerCase();
+    if (this.source === 'x') return composedLowerCase(stringField(item, 'text') ?? '');
     // Joined with newlines so that a keyword cannot match across two fields. The deprecated
     // `content` is title and body again: searching it would add only matches across the two.
-    return composed(
+    return composedLowerCase(
       ['title', 'body'].map((field) => stringField(item, field) ?? '').join('\n'),
-    ).toLowerCase();
+    );
   }
 
   /**
@@ -160,7 +160,7 @@ class CompiledQuery implements QueryMatcher {
     if (!isRecord(tweet) || !Array.isArray(tweet.hashtags)) return false;
     return tweet.hashtags.some((listed) => {
       if (typeof listed !== 'string') return false;
-      const normalized = composed(listed).trim().toLowerCase();
+      const normalized = composedLowerCase(listed).trim();
       return cutLabel(normalized.startsWith('#') ? normalized : `#${normalized}`) === tag;
     });
   }
@@ -170,7 +170,7 @@ class CompiledQuery implements QueryMatcher {
     return new Set(
       names
         .filter((name): name is string => name !== undefined)
-        .map((name) => composed(name).trim().toLowerCase().replace(/^\//, ''))
+        .map((name) => composedLowerCase(name).trim().replace(/^\//, ''))
         .map((name) => (name.startsWith('r/') ? name : `r/${name}`)),
     );
   }

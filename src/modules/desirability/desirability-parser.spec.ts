@@ -338,6 +338,9 @@ describe(parseDesirabilityRequest.name, () => {
           job({ id: 'h' }, { label: '#cafe\u0301', keyword: 'cre\u0300me' }),
           // A keyword in another case: matched case-insensitively, one job.
           job({ id: 'i' }, { label: '#btc', keyword: 'HALVING' }),
+          // A capital whose lower-case letter only is composed (a property-based audit).
+          job({ id: 'j' }, { label: '#\u01f0', keyword: '\u01f0' }),
+          job({ id: 'k' }, { label: '#J\u030c', keyword: 'J\u030c' }),
         ],
       });
       expect(result.ok ? [] : result.errors).toEqual([
@@ -359,6 +362,11 @@ describe(parseDesirabilityRequest.name, () => {
         {
           loc: [...ROOT, 8, 'id'],
           msg: "Value error, the params of id 'i' are already used by another job of this submission (id 'c')",
+          type: 'value_error',
+        },
+        {
+          loc: [...ROOT, 10, 'id'],
+          msg: "Value error, the params of id 'k' are already used by another job of this submission (id 'j')",
           type: 'value_error',
         },
       ]);

@@ -1,4 +1,5 @@
 import { TaskJob } from '../tasks/task.types';
+import { composedLowerCase } from '../../common/characters';
 import {
   Issues,
   parseDate,
@@ -282,7 +283,11 @@ function checkUniqueJobs(drafts: readonly Draft[], legacyIds: LegacyIds, issues:
  */
 function jobParamsKey(job: TaskJob): string {
   return paramsKey(
-    toJobView({ ...job, keyword: job.keyword?.toLowerCase() ?? null, weight: 0 }).params,
+    toJobView({
+      ...job,
+      keyword: job.keyword === null ? null : composedLowerCase(job.keyword),
+      weight: 0,
+    }).params,
   );
 }
 
