@@ -33,8 +33,9 @@ COPY --from=devnet-build /app/node_modules ./node_modules
 COPY --from=devnet-build /app/dist-dev ./dist-dev
 COPY package.json LICENSE ./
 # a+r: COPY keeps the checkout's modes, and one made under umask 077 is readable by its owner only.
-# /devnet: the devnet profile's volume (a new named volume takes this directory's owner).
-RUN chmod a+r package.json LICENSE && mkdir -p /devnet && chown node:node /devnet
+# /devnet: the devnet profile's volume (a new named volume takes this directory's owner). Group 0
+# may write it too: a platform that runs the image as an arbitrary uid in group 0 (OpenShift).
+RUN chmod a+r package.json LICENSE && mkdir -p /devnet && chown node:0 /devnet && chmod 775 /devnet
 USER node
 CMD ["node", "dist-dev/src/devnet/cli.js"]
 
@@ -49,14 +50,16 @@ RUN apt-get update \
   && apt-get install -y --no-install-recommends git openssh-client ca-certificates tini \
   && rm -rf /var/lib/apt/lists/*
 # Code, dependencies and the default desirabilities owned by root, readable by the `node` user,
-# which cannot change them: it owns only DATA_DIR (/app/.data), the one place the app writes.
+# which cannot change them: it owns only DATA_DIR (/app/.data), the one place the app writes,
+# which group 0 may write too: OpenShift runs the image as an arbitrary uid in group 0, and the
+# start failed on DATA_DIR (EACCES) without a volume mounted over it (a restricted-runtime audit).
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json LICENSE ./
 COPY config/default-desirabilities.json ./config/default-desirabilities.json
 # a+r: COPY keeps the checkout's modes, and one made under umask 077 is readable by its owner only.
 RUN chmod a+r package.json LICENSE config/default-desirabilities.json \
-  && mkdir -p /app/.data && chown node:node /app/.data
+  && mkdir -p /app/.data && chown node:0 /app/.data && chmod 775 /app/.data
 USER node
 EXPOSE 3000
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
