@@ -9,7 +9,7 @@ describe(composedLowerCase.name, () => {
     expect(composedLowerCase('Cafe\u0301')).toBe('caf\u00e9');
   });
 
-  it('gives one form of a text however it is cased and composed, and keeps it', () => {
+  it('gives one form of a text however its accents are composed, and keeps it', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'grapheme', maxLength: 12 }), (text) => {
         const folded = composedLowerCase(text);

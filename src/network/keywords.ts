@@ -8,7 +8,7 @@ import { Source } from '../common/source';
  */
 
 export type ParsedKeyword =
-  /** Case-insensitive substring of the item's text; `text` is lower-cased. */
+  /** Case-insensitive substring of the item's text; `text` is lower-cased (composedLowerCase). */
   | { kind: 'text'; text: string }
   /**
    * X only, one `#tag` (isXTag): a whole tag in the text (holdsXTag), or in the item's hashtag
@@ -65,7 +65,9 @@ export function holdsXTag(text: string, tag: string, headOfLonger = false): bool
 
 export function parseKeyword(keyword: string, source: Source): ParsedKeyword {
   const trimmed = composed(keyword).trim();
-  const lower = composedLowerCase(trimmed);
+  // A tag is a label, lower-cased as miners lower-case theirs (Python's lower(), byte for byte):
+  // `#J̌` is `#j` + U+030C, another label than `#ǰ`. Text is read as the matcher reads posts.
+  const lower = trimmed.toLowerCase();
   if (source === 'reddit') {
     const selector = SUBREDDIT_SELECTOR.exec(trimmed);
     if (selector) return { kind: 'subreddit', label: `r/${selector[1].toLowerCase()}` };
@@ -73,5 +75,5 @@ export function parseKeyword(keyword: string, source: Source): ParsedKeyword {
   if (source === 'x' && /^[#＃]/.test(lower) && isXTag(lower)) {
     return { kind: 'hashtag', tag: `#${lower.slice(1)}` };
   }
-  return { kind: 'text', text: lower };
+  return { kind: 'text', text: composedLowerCase(trimmed) };
 }

@@ -8,7 +8,7 @@
 import { Source } from '../common/source';
 import { SourceId } from './sources';
 import { HOUR_MS } from '../common/clock/durations';
-import { composed, composedLowerCase, firstCharacters } from '../common/characters';
+import { composed, firstCharacters } from '../common/characters';
 import { isXTag, parseKeyword } from './keywords';
 
 /** A miner index with more buckets than this is rejected by the gateway. */
@@ -47,7 +47,7 @@ export function cutLabel(label: string): string {
 export function labelOfKeyword(keyword: string, source: Source): string | undefined {
   const trimmed = composed(keyword).trim();
   if (source === 'x' && trimmed.startsWith('$') && isXTag(trimmed))
-    return cutLabel(composedLowerCase(`#${trimmed.slice(1)}`));
+    return cutLabel(normalizeLabel(`#${trimmed.slice(1)}`));
   const parsed = parseKeyword(trimmed, source);
   if (parsed.kind === 'hashtag') return cutLabel(parsed.tag);
   if (parsed.kind === 'subreddit') return parsed.label;
@@ -67,7 +67,7 @@ export function statisticsLabel(label: string, source?: Source): string {
     const named = labelOfKeyword(label, each);
     if (named !== undefined) return named;
   }
-  return composedLowerCase(label).trim();
+  return normalizeLabel(composed(label));
 }
 
 // ---------------------------------------------------------------------------------------------

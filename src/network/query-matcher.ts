@@ -131,7 +131,10 @@ class CompiledQuery implements QueryMatcher {
         case 'hashtag': {
           // As a label: lower-cased, a tag may grow past the cut (`İ` is two characters then).
           const label = cutLabel(keyword.tag);
-          return holdsXTag(text, label, mayBeCut(label)) || this.hasHashtag(item, label);
+          // Matched as a word, in the text's form: the label keeps the miners' (`#j` + U+030C
+          // for `#J̌`), and the post may write `#ǰ`.
+          const word = composedLowerCase(label);
+          return holdsXTag(text, word, mayBeCut(label)) || this.hasHashtag(item, word);
         }
         case 'subreddit':
           return this.subreddits(item).has(keyword.label);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { ResponseCache } from '../../common/redis/response-cache';
-import { composed, composedLowerCase } from '../../common/characters';
+import { composed } from '../../common/characters';
 import { Clock } from '../../common/clock/clock';
 import { SingleFlight } from '../../common/single-flight';
 import { MetricsService } from '../../common/metrics/metrics.service';
@@ -159,7 +159,9 @@ function cacheKey(request: DataQueryRequestDto): string {
   const normalized: Record<keyof DataQueryRequestDto, unknown> = {
     source: request.source,
     usernames: (request.usernames ?? []).map(authorKey).sort(),
-    keywords: (request.keywords ?? []).map((keyword) => composedLowerCase(keyword).trim()).sort(),
+    keywords: (request.keywords ?? [])
+      .map((keyword) => composed(keyword).trim().toLowerCase())
+      .sort(),
     keyword_mode: request.keyword_mode ?? 'all',
     start_date: request.start_date ?? null,
     end_date: request.end_date ?? null,

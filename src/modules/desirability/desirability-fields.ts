@@ -4,8 +4,9 @@ import { CONTROL_CHARACTER, FORMAT_CHARACTER } from '../../common/validation/con
 import { decimalNumber } from '../../common/validation/decimal-number';
 import { dateRefusal, ISO_DATE_REFUSAL, parseIsoDate } from '../../common/validation/iso-date';
 import { isStorableText, STORABLE_TEXT_REFUSAL } from '../../common/validation/storable-text';
-import { characterCount, composed, composedLowerCase } from '../../common/characters';
+import { characterCount, composed } from '../../common/characters';
 import { Source, SOURCES } from '../../common/source';
+import { normalizeLabel } from '../../network/protocol';
 import { Loc } from './desirability.types';
 
 /** Longest task id: ids appear in URLs (`/api/v1/tasks/{id}`), hence also no slashes. */
@@ -115,7 +116,7 @@ export function parseLabel(
 ): string | null | undefined {
   if (value === null || value === undefined) return null;
   if (typeof value !== 'string') return issues.stringType(loc);
-  const text = composedLowerCase(value).trim();
+  const text = normalizeLabel(composed(value));
   if (!checkLength(text, MAX_TEXT_LENGTH, loc, issues)) return undefined;
   if (CONTROL_CHARACTER.test(text)) return issues.value(loc, unprintable('label'));
   if (!platform) return undefined;
