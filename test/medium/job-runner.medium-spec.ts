@@ -261,7 +261,6 @@ describe('JobRunner across replicas', () => {
     expect(await indexSync).toEqual({ ran: true, result: 'synced' });
   });
 
-  // The details column is NOT NULL: a job whose run returns nothing is still a success.
   // An accelerated-time audit: after Postgres' clock was set back an hour, the last counted start
   // was an hour ahead of now(), and every job stayed not due until the clock caught up with it.
   it('runs a job whose last counted start is after now: the clock was set back', async () => {
@@ -272,6 +271,7 @@ describe('JobRunner across replicas', () => {
     });
   });
 
+  // The details column is NOT NULL: a job whose run returns nothing is still a success.
   it('records a run that returns nothing as succeeded', async () => {
     expect(await replicaA.runOnce('void', HOUR, async () => undefined)).toEqual({
       ran: true,

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import Redis from 'ioredis';
 import { RedisConnection } from '../../src/common/redis/redis-connection';
+import { OUT_OF_MEMORY } from '../../src/common/redis/redis-refusals';
 import { ResponseCache } from '../../src/common/redis/response-cache';
 import { startThrowawayRedis, ThrowawayRedis } from '../support/throwaway-servers';
 
@@ -89,6 +90,13 @@ describe('a Redis that refuses what the service asks of it', () => {
     expect(reconnects(new Error("READONLY You can't write against a read only replica."))).toBe(
       true,
     );
+    expect(
+      reconnects(
+        new Error(
+          "ERR Error running script (call to f_0): @user_script:1: @user_script: 1: -READONLY You can't write against a read only replica.",
+        ),
+      ),
+    ).toBe(true);
     expect(reconnects(new Error('NOPERM this user has no permissions'))).toBe(false);
   });
 
@@ -177,5 +185,11 @@ describe('a Redis that refuses what the service asks of it', () => {
       expect.stringMatching(/^cache write failed: OOM/),
     );
     expect(connection.ready()).toBe(connection.client);
+    // Before Redis 7, a script's refusal for memory comes quoted.
+    expect(
+      OUT_OF_MEMORY.test(
+        'ERR Error running script (call to f_0): @user_script:1: -OOM command not allowed when used memory > maxmemory.',
+      ),
+    ).toBe(true);
   }, 15_000);
 });

@@ -87,7 +87,8 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
           // write (READONLY): reconnected, a failover that moved the address (a managed Redis'
           // DNS name) reaches the new primary. Kept, the limits stayed in each replica's memory
           // until a restart (a hosted-Redis audit).
-          reconnectOnError: (error) => error.message.startsWith('READONLY'),
+          // Before Redis 7, a script's error quotes the refusal (`… -READONLY …`).
+          reconnectOnError: (error) => /(?:^|-)READONLY\b/.test(error.message),
         })
       : null;
     this.stalls = this.client ? new EventLoopStalls(OWN_STALL_MS) : undefined;

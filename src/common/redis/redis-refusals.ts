@@ -33,6 +33,12 @@ const PROBES: readonly {
 ];
 
 /**
+ * Redis' refusal for memory: the error itself (`OOM …`), or, from a script before Redis 7, quoted
+ * in the script's error (`ERR Error running script … -OOM …`).
+ */
+export const OUT_OF_MEMORY = /(?:^|-)OOM\b/;
+
+/**
  * What Redis refuses of what the service will ask of it, said in one line; undefined when it
  * refuses nothing, or when it does not answer (an outage, which the service rides out).
  * Each refusal found here was permanent and silent: every command of that kind failed, Redis was
@@ -52,7 +58,7 @@ export async function redisRefusal(client: Redis, keyPrefix: string): Promise<st
       // A transaction's queued command refused for memory aborts it (EXECABORT, the OOM among
       // ioredis' previousErrors).
       const causes = [message, ...(previousErrors ?? []).map((cause) => cause.message)];
-      if (causes.some((cause) => cause.startsWith('OOM'))) continue;
+      if (causes.some((cause) => OUT_OF_MEMORY.test(cause))) continue;
       return `${probe.what} was refused: ${message}`;
     }
   }

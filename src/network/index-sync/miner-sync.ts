@@ -105,9 +105,8 @@ export class MinerSync {
             `miner ${miner.uid}: index not fetched: ${error.message}; the run's other miners ` +
               'skipped for it are counted as no_budget in its end line',
           );
-        }
-        // Not the miner's doing (no budget, shutdown…): counted in the round's line, named here.
-        else if (debugEnabled())
+        } else if (debugEnabled())
+          // Not the miner's doing (no budget, shutdown…): counted in the round's line, named here.
           this.logger.debug(
             { ...minerFields(miner), skipped: error.reason },
             `miner ${miner.uid}: index not fetched (${error.reason}): ${error.message}`,
