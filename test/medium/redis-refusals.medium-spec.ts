@@ -43,6 +43,18 @@ describe('a Redis that refuses what the service asks of it', () => {
     return ['--cluster-enabled', 'yes', '--dir', directory];
   };
 
+  /** The README's ACL: the prefix's keys and channels, the commands the service sends. */
+  const README_ACL = ['~gw:*', '&gw:*', '-@all', '+@read', '+@write', '+@scripting'];
+  const README_COMMANDS = ['+@transaction', '+@pubsub', '+ping', '+info'];
+  /** A Redis of its own whose user `gateway` has `rules`; the URL that connects as that user. */
+  const asUser = async (rules: string[]) => {
+    const redis = await server();
+    await onServer(redis.url, (client) =>
+      client.acl('SETUSER', 'gateway', 'on', 'nopass', ...rules),
+    );
+    return redis.url.replace('redis://', 'redis://gateway@');
+  };
+
   beforeEach(() => {
     // ioredis' own line for a user without INFO ("Skipping the ready check").
     jest.spyOn(console, 'warn').mockImplementation(() => undefined);
@@ -58,26 +70,8 @@ describe('a Redis that refuses what the service asks of it', () => {
   });
 
   it('starts on a Redis that takes every kind of command, with an ACL user limited to them', async () => {
-    const redis = await server();
-    await onServer(redis.url, (client) =>
-      client.acl(
-        'SETUSER',
-        'gateway',
-        'on',
-        'nopass',
-        '~gw:*',
-        '&gw:*',
-        '-@all',
-        '+@read',
-        '+@write',
-        '+@scripting',
-        '+@transaction',
-        '+@pubsub',
-        '+ping',
-        '+info',
-      ),
-    );
-    const connection = connect(redis.url.replace('redis://', 'redis://gateway@'));
+    const url = await asUser([...README_ACL, ...README_COMMANDS]);
+    const connection = connect(url);
     await connection.onModuleInit();
     expect(connection.ready()).toBe(connection.client);
     expect(console.warn).not.toHaveBeenCalled();
@@ -101,52 +95,22 @@ describe('a Redis that refuses what the service asks of it', () => {
   });
 
   it('refuses an ACL user without transactions, naming the command refused', async () => {
-    const redis = await server();
-    await onServer(redis.url, (client) =>
-      client.acl(
-        'SETUSER',
-        'gateway',
-        'on',
-        'nopass',
-        '~gw:*',
-        '&gw:*',
-        '-@all',
-        '+@read',
-        '+@write',
-        '+@scripting',
-        '+@pubsub',
-        '+ping',
-      ),
-    );
-    await expect(
-      connect(redis.url.replace('redis://', 'redis://gateway@')).onModuleInit(),
-    ).rejects.toThrow(
+    const url = await asUser([
+      ...README_ACL,
+      ...README_COMMANDS.filter((rule) => rule !== '+@transaction'),
+    ]);
+    await expect(connect(url).onModuleInit()).rejects.toThrow(
       /^Startup failed: REDIS_URL cannot be used: a transaction \(MULTI\/EXEC, as a master key's request reads its counts\) was refused: EXECABORT .*NOPERM .*'exec'/,
     );
   }, 15_000);
 
   it('refuses an ACL user without the channels', async () => {
-    const redis = await server();
-    await onServer(redis.url, (client) =>
-      client.acl(
-        'SETUSER',
-        'gateway',
-        'on',
-        'nopass',
-        '~gw:*',
-        'resetchannels',
-        '-@all',
-        '+@read',
-        '+@write',
-        '+@scripting',
-        '+@transaction',
-        '+@pubsub',
-        '+ping',
-      ),
-    );
-    await expect(
-      connect(redis.url.replace('redis://', 'redis://gateway@')).onModuleInit(),
-    ).rejects.toThrow(/was refused: NOPERM .*channel/);
+    const url = await asUser([
+      ...README_ACL.filter((rule) => rule !== '&gw:*'),
+      'resetchannels',
+      ...README_COMMANDS,
+    ]);
+    await expect(connect(url).onModuleInit()).rejects.toThrow(/was refused: NOPERM .*channel/);
   }, 15_000);
 
   // Its script's keys are in several hash slots: CROSSSLOT, and only 20 of 600 requests counted.
