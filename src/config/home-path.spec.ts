@@ -43,6 +43,23 @@ describe('Path settings starting with ~', () => {
     ]);
   });
 
+  // Node said `uv_os_homedir returned ENOENT` (a restricted-runtime audit).
+  it('says why ~ cannot be expanded when the process has no home', () => {
+    jest.spyOn(os, 'homedir').mockImplementation(() => {
+      throw new Error('A system error occurred: uv_os_homedir returned ENOENT');
+    });
+    // BT_WALLET_PATH by its default, ~/.bittensor/wallets.
+    expect(problemsOf({ DATA_DIR: '~/data' })).toEqual(
+      ['BT_WALLET_PATH', 'DATA_DIR'].map((name): unknown =>
+        expect.stringMatching(
+          new RegExp(
+            `^${name}: is under ~, the home directory, and the process has none: HOME is not set and uid \\d+ has no user entry .*: write the absolute path$`,
+          ),
+        ),
+      ),
+    );
+  });
+
   it('covers every setting of the schema named as a path (…_DIR, …_PATH, …_FILE)', () => {
     const names = getMetadataStorage()
       .getTargetValidationMetadatas(EnvironmentVariables, '', true, false)

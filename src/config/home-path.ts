@@ -24,13 +24,30 @@ export const PATH_VARIABLES = [
  * process does not look up other users, and the literal reading is the silent mistake above.
  */
 export function expandHome(path: string): string {
-  if (path === '~' || path.startsWith('~/')) return join(homedir(), path.slice(1));
+  if (path === '~' || path.startsWith('~/')) return join(homeDirectory(), path.slice(1));
   if (path.startsWith('~'))
     throw new Error(
       "starts with ~name, another user's home, which is not expanded (only ~ and ~/ are): " +
         'write the absolute path, or ./~name for a directory of that name',
     );
   return path;
+}
+
+/**
+ * The process user's home directory. Without `HOME` and without a user entry for the process's
+ * uid (an arbitrary uid, as OpenShift runs an image), Node's own error named neither
+ * (`uv_os_homedir returned ENOENT`; a restricted-runtime audit).
+ */
+function homeDirectory(): string {
+  try {
+    return homedir();
+  } catch {
+    throw new Error(
+      `is under ~, the home directory, and the process has none: HOME is not set and uid ` +
+        `${process.getuid?.() ?? '?'} has no user entry (an arbitrary uid, as OpenShift runs an ` +
+        'image): write the absolute path',
+    );
+  }
 }
 
 /**
