@@ -39,6 +39,19 @@ const PROBES: readonly {
 export const OUT_OF_MEMORY = /(?:^|-)OOM\b/;
 
 /**
+ * Whether Redis answered a command with a refusal for memory, which passes once keys expire: the
+ * error, or, for a transaction whose queued command was refused so, the EXECABORT with the OOM
+ * among ioredis' `previousErrors`.
+ */
+export function refusedForMemory(error: unknown): boolean {
+  if (!(error instanceof ReplyError)) return false;
+  const { message, previousErrors } = error as Error & { previousErrors?: Error[] };
+  return [message, ...(previousErrors ?? []).map((cause) => cause.message)].some((cause) =>
+    OUT_OF_MEMORY.test(cause),
+  );
+}
+
+/**
  * What Redis refuses of what the service will ask of it, said in one line; undefined when it
  * refuses nothing, or when it does not answer (an outage, which the service rides out).
  * Each refusal found here was permanent and silent: every command of that kind failed, Redis was
@@ -54,12 +67,8 @@ export async function redisRefusal(client: Redis, keyPrefix: string): Promise<st
     } catch (error) {
       // Only an answer is a refusal: a timeout or a dropped connection is an outage.
       if (!(error instanceof ReplyError)) return undefined;
-      const { message, previousErrors } = error as Error & { previousErrors?: Error[] };
-      // A transaction's queued command refused for memory aborts it (EXECABORT, the OOM among
-      // ioredis' previousErrors).
-      const causes = [message, ...(previousErrors ?? []).map((cause) => cause.message)];
-      if (causes.some((cause) => OUT_OF_MEMORY.test(cause))) continue;
-      return `${probe.what} was refused: ${message}`;
+      if (refusedForMemory(error)) continue;
+      return `${probe.what} was refused: ${(error as Error).message}`;
     }
   }
   return undefined;

@@ -1,9 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { ReplyError } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { RedisConnection } from './redis-connection';
 import { redisFailureText } from './redis-failure';
-import { OUT_OF_MEMORY } from './redis-refusals';
+import { refusedForMemory } from './redis-refusals';
 
 /**
  * The process-memory store is bounded by size, not only by count: an answer of 1,000 items is
@@ -74,8 +73,7 @@ export class ResponseCache {
    */
   private failed(client: unknown, what: 'read' | 'write', error: Error): void {
     const reason = redisFailureText(error);
-    const outOfMemory = error instanceof ReplyError && OUT_OF_MEMORY.test(error.message);
-    if (client && !outOfMemory) this.redis.failed(reason);
+    if (client && !refusedForMemory(error)) this.redis.failed(reason);
     this.logger.warn(`cache ${what} failed: ${reason}`);
   }
 }
