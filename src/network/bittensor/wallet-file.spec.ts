@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hexToU8a, u8aToHex } from '@polkadot/util';
@@ -110,6 +111,40 @@ describe(readWalletHotkey.name, () => {
 
   it('says when the file is missing', () => {
     expect(() => readWalletHotkey(join(directory, 'absent'))).toThrow(/no hotkey file at/);
+  });
+
+  it('takes the file ss58Address under another SS58 prefix as the same key', () => {
+    const polkadotForm = encodeAddress(hexToU8a(btwallet.public_key_of_that_privateKey), 0);
+    const path = write({
+      privateKey: btwallet.privateKey_schnorrkel_canonical,
+      ss58Address: polkadotForm,
+    });
+    expect(readWalletHotkey(path).address).toBe(privateKeyAddress);
+  });
+
+  it('refuses a file that starts with a byte order mark, naming it', () => {
+    const path = write(
+      `\uFEFF${JSON.stringify({ secretPhrase: btwallet.mnemonic, ss58Address: btwallet.ss58 })}`,
+    );
+    expect(() => readWalletHotkey(path)).toThrow(/byte order mark \(UTF-8 BOM\)/);
+  });
+
+  it('refuses a FIFO without waiting for a writer', () => {
+    const path = join(directory, 'fifo');
+    execFileSync('mkfifo', [path]);
+    expect(() => readWalletHotkey(path)).toThrow(`${path} is not a hotkey file: it is a FIFO`);
+  });
+
+  it('refuses a directory', () => {
+    const path = join(directory, 'hotkeys');
+    mkdirSync(path);
+    expect(() => readWalletHotkey(path)).toThrow(`${path} is not a hotkey file: it is a directory`);
+  });
+
+  it('refuses a file far larger than a hotkey file, before reading it', () => {
+    const path = write('');
+    truncateSync(path, 512 * 1024 * 1024);
+    expect(() => readWalletHotkey(path)).toThrow(`it is ${512 * 1024 * 1024} bytes`);
   });
 });
 

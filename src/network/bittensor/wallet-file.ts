@@ -1,8 +1,8 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, Stats } from 'node:fs';
 import { dirname } from 'node:path';
-import { hexToU8a, isHex, u8aToHex } from '@polkadot/util';
+import { hexToU8a, isHex, u8aEq, u8aToHex } from '@polkadot/util';
 import { createFileOnce } from '../../common/files/create-file-once';
-import { KeyError, Sr25519Keypair } from './keypair';
+import { KeyError, publicKeyOfAddress, Sr25519Keypair } from './keypair';
 import { errorCode } from '../../common/files/error-code';
 
 /**
@@ -33,17 +33,57 @@ const ENCRYPTED = [
   ['gAAAAA', 'legacy'],
 ] as const;
 
+/**
+ * btwallet writes a hotkey file in under 1 KB. A larger file is no hotkey file, and is refused
+ * before it is read: a 3 GB one was read whole at start (65 s, 4.3 GB of memory) to be refused
+ * then (an identity audit).
+ */
+const MAX_FILE_BYTES = 64 * 1024;
+
 export function readWalletHotkey(path: string): Sr25519Keypair {
-  let text: string;
+  return parseWalletHotkey(readHotkeyText(path), path);
+}
+
+/**
+ * The file's text, read only when it is a regular file (through symlinks, as secret mounts are).
+ * Opened without blocking and checked on the open descriptor: a FIFO named as the hotkey held
+ * the start for ever, silent and deaf to SIGTERM (the read blocks the event loop, and the
+ * signal's handler with it), until a SIGKILL (an identity audit).
+ */
+function readHotkeyText(path: string): string {
+  let fd: number;
   try {
-    text = readFileSync(path, 'utf8');
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
     const code = errorCode(error);
     throw new WalletFileError(
       code === 'ENOENT' ? `no hotkey file at ${path}` : `cannot read ${path} (${code})`,
     );
   }
-  return parseWalletHotkey(text, path);
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile())
+      throw new WalletFileError(`${path} is not a hotkey file: it is ${fileKind(stats)}`);
+    if (stats.size > MAX_FILE_BYTES)
+      throw new WalletFileError(
+        `${path} is not a btwallet hotkey file: it is ${stats.size} bytes, where a hotkey file is under 1 KB`,
+      );
+    return readFileSync(fd, 'utf8');
+  } catch (error) {
+    if (error instanceof WalletFileError) throw error;
+    throw new WalletFileError(`cannot read ${path} (${errorCode(error)})`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function fileKind(stats: Stats): string {
+  if (stats.isDirectory()) return 'a directory';
+  if (stats.isFIFO()) return 'a FIFO (named pipe)';
+  if (stats.isSocket()) return 'a socket';
+  if (stats.isCharacterDevice()) return 'a character device';
+  if (stats.isBlockDevice()) return 'a block device';
+  return 'not a regular file';
 }
 
 /** `where` names the file in errors. */
@@ -55,6 +95,11 @@ export function parseWalletHotkey(text: string, where: string): Sr25519Keypair {
         'regenerate the hotkey without encryption (btcli wallet regen-hotkey --no-use-password) or use VALIDATOR_HOTKEY_URI in development',
     );
   }
+  // Some editors on Windows write one; btwallet does not read such a file either (serde_json).
+  if (text.startsWith('\uFEFF'))
+    throw new WalletFileError(
+      `${where} is not a btwallet hotkey file: it starts with a byte order mark (UTF-8 BOM); save it without one`,
+    );
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -68,7 +113,9 @@ export function parseWalletHotkey(text: string, where: string): Sr25519Keypair {
   if (typeof ss58 !== 'string' || ss58 === '')
     throw new WalletFileError(`${where} has no ss58Address to check the key against`);
   const keypair = keypairOf(file, where);
-  if (keypair.address !== ss58) {
+  // Any SS58 prefix names the same key, as everywhere else in the service (canonicalAddress).
+  const named = publicKeyOfAddress(ss58);
+  if (!named || !u8aEq(named, keypair.publicKey)) {
     throw new WalletFileError(
       `${where}: the key derives to ${keypair.address}, but the file says ss58Address ${ss58}`,
     );
