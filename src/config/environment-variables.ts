@@ -86,11 +86,13 @@ export class EnvironmentVariables {
   NETUID = 13;
 
   /**
-   * When set, the address the validator's key must derive to (a guard against the wrong wallet).
+   * When set, the address the validator's key must derive to (a guard against the wrong wallet):
+   * SS58 under any prefix, or the public key's `0x` hex (66 characters); decoded and compared
+   * with the key in loadValidatorKey.
    */
   @IsOptional()
   @IsString()
-  @MaxCharacters(64)
+  @MaxCharacters(66)
   VALIDATOR_HOTKEY?: string;
 
   /** A secret URI for the validator's key (mnemonic, 0x seed, //Alice); development and tests. */

@@ -124,7 +124,7 @@ describe(loadConfig.name, () => {
     ['GRAVITY_TOKEN', 'g'.repeat(8), 'g'.repeat(7)],
     ['REDIS_KEY_PREFIX', 'p'.repeat(64), 'p'.repeat(65)],
     ['REDIS_KEY_PREFIX', 'team-1.gateway:', 'team/gateway:'],
-    ['VALIDATOR_HOTKEY', 'h'.repeat(64), 'h'.repeat(65)],
+    ['VALIDATOR_HOTKEY', 'h'.repeat(66), 'h'.repeat(67)],
     ['SHUTDOWN_TIMEOUT_MS', '600000', '600001'],
     ['KEY_CACHE_TTL_MS', '60000', '60001'],
     ['DESIRABILITY_SYNC_INTERVAL', '86400', '86401'],

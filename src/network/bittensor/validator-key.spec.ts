@@ -9,6 +9,8 @@ import {
 } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { u8aToHex } from '@polkadot/util';
+import { decodeAddress, encodeAddress } from '@polkadot/util-crypto';
 import { loadVectors } from '../../../test/support/bittensor-fixtures';
 import { ValidatorKeySettings } from '../../config/app-config';
 import { ConfigError, loadConfig } from '../../config/load-config';
@@ -176,6 +178,31 @@ describe(loadValidatorKey.name, () => {
         ),
       ),
     ]);
+  });
+
+  it('reads VALIDATOR_HOTKEY as an address: another prefix or the 0x key is the same key', async () => {
+    const alice = decodeAddress(sr25519.dev_alice_ss58);
+    for (const expectedHotkey of [encodeAddress(alice, 0), u8aToHex(alice)]) {
+      const key = await loadValidatorKey(
+        settings({ uri: '//Alice', expectedHotkey }),
+        'test',
+        directory,
+      );
+      expect(key.keypair.address).toBe(sr25519.dev_alice_ss58);
+    }
+  });
+
+  it('says when VALIDATOR_HOTKEY is not an address, rather than another key', async () => {
+    const broken = `${sr25519.dev_alice_ss58.slice(0, -1)}Z`;
+    for (const expectedHotkey of [broken, 'garbage']) {
+      expect(
+        await problems(
+          loadValidatorKey(settings({ uri: '//Alice', expectedHotkey }), 'test', directory),
+        ),
+      ).toEqual([
+        `VALIDATOR_HOTKEY: ${expectedHotkey} is not a hotkey's address (SS58 with its checksum intact, or 0x and 64 hex digits)`,
+      ]);
+    }
   });
 
   it('never repeats a secret URI in its errors', async () => {

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { errorCode } from '../../common/files/error-code';
 import { ValidatorKeySettings } from '../../config/app-config';
 import { ConfigError } from '../../config/load-config';
-import { cryptoReady, KeyError, Sr25519Keypair } from './keypair';
+import { u8aEq } from '@polkadot/util';
+import { cryptoReady, KeyError, publicKeyOfAddress, Sr25519Keypair } from './keypair';
 import { createWalletHotkey, readWalletHotkey, WalletFileError } from './wallet-file';
 
 export interface ValidatorKey {
@@ -31,13 +32,26 @@ export async function loadValidatorKey(
 ): Promise<ValidatorKey> {
   await cryptoReady();
   const key = selectKey(settings, nodeEnv, dataDir);
-  const expected = settings.expectedHotkey;
-  if (expected !== undefined && expected !== key.keypair.address) {
+  if (settings.expectedHotkey !== undefined) checkExpected(settings.expectedHotkey, key);
+  return key;
+}
+
+/**
+ * VALIDATOR_HOTKEY names the key under any SS58 prefix or as its `0x` hex, as the rest of the
+ * service reads an address (canonicalAddress). Compared as text, a broken checksum or a typo was
+ * told "is X, but the key is Y" as a real mismatch, and the key's own address under prefix 0 was
+ * refused (an identity audit).
+ */
+function checkExpected(expected: string, key: ValidatorKey): void {
+  const named = publicKeyOfAddress(expected);
+  if (!named)
+    throw new ConfigError([
+      `VALIDATOR_HOTKEY: ${expected} is not a hotkey's address (SS58 with its checksum intact, or 0x and 64 hex digits)`,
+    ]);
+  if (!u8aEq(named, key.keypair.publicKey))
     throw new ConfigError([
       `VALIDATOR_HOTKEY: is ${expected}, but the key from ${key.origin} is ${key.keypair.address}`,
     ]);
-  }
-  return key;
 }
 
 function selectKey(
