@@ -67,6 +67,17 @@ describe("The gateway's own hotkey on the subnet", () => {
     };
   };
 
+  const vote = () =>
+    app.http
+      .post('/api/v1/set_desirabilities')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .send({
+        desirabilities: [
+          { id: 'standing-x', weight: 1, params: { platform: 'x', label: '#standing' } },
+        ],
+      })
+      .expect(200);
+
   beforeAll(async () => {
     await writeWithOwn(null);
     app = await startTestApp(
@@ -92,6 +103,14 @@ describe("The gateway's own hotkey on the subnet", () => {
       hotkey_standing: 'not_registered',
       error: notRegistered[0],
     });
+  });
+
+  it("saves a vote while the hotkey is no validator, and says the network counts validators' votes only", async () => {
+    const response = await vote();
+    expect(response.body.message).toMatch(
+      /; this gateway's hotkey is not a validator on netuid 13 now \(not_registered, see GET \/api\/v1\/monitoring\/system-status\): the network counts validators' votes only$/,
+    );
+    expect(response.body.tasks).toEqual(['standing-x']);
   });
 
   it('warns again on each change: a permit with too little stake, then no permit', async () => {
@@ -121,5 +140,6 @@ describe("The gateway's own hotkey on the subnet", () => {
         'uid 1, validator permit, stake 50000.12 α (stake weight)',
     ]);
     expect(capture.text).not.toContain(TEST_VALIDATOR_URI);
+    expect((await vote()).body.message).not.toMatch(/not a validator/);
   });
 });

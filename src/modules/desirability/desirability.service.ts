@@ -152,11 +152,28 @@ export class DesirabilityService {
       message:
         `Vote of ${hotkey} saved: ${plural(jobs.length, 'job')} (${plural(registered, 'newly registered task')}); ` +
         this.publication.submittedMessage(publication) +
-        windowAfterLifeNote(registration.windowAfterLife ?? []),
+        windowAfterLifeNote(registration.windowAfterLife ?? []) +
+        this.standingNote(),
       tasks: jobs.map((job) => job.id),
       publication: publication.state,
       ...(publication.keptLocal.length > 0 ? { not_published: publication.keptLocal } : {}),
     };
+  }
+
+  /**
+   * Said beside a vote saved while this gateway's hotkey is no validator: the network counts
+   * only validators' votes, by their stake. Saved all the same (the standing may be a metagraph
+   * behind, and the vote counts once it is one), but an answer of plain success hid it: the vote
+   * then had the whole of the local aggregate's 70 % (an identity audit).
+   */
+  private standingNote(): string {
+    const check = this.network.hotkeyCheck();
+    if (!check || check.standing === 'validator') return '';
+    return (
+      `; this gateway's hotkey is not a validator on netuid ${this.config.netuid} now ` +
+      `(${check.standing}, see GET /api/v1/monitoring/system-status): the network counts ` +
+      "validators' votes only"
+    );
   }
 
   /**
