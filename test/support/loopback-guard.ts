@@ -212,6 +212,7 @@ function guardDatagrams(refused: string[]): void {
       const callback = args.find((arg) => typeof arg === 'function') as
         ((error: Error) => void) | undefined;
       process.nextTick(() => (callback ? callback(error) : this.emit('error', error)));
+      return undefined;
     } as unknown as F;
   prototype.send = guard(prototype.send, 1);
   prototype.connect = guard(prototype.connect, 0);

@@ -330,6 +330,7 @@ describe(`${AuthFailureLimiter.name}: lockouts counted elsewhere, windows, metri
         } catch (error) {
           return error as TooManyAuthFailuresException;
         }
+        return undefined;
       })();
       expect(refusal?.retryAfterSeconds).toBe(30);
       jest.advanceTimersByTime(30_000);

@@ -46,6 +46,8 @@ function readVote(file: PreferencesAtCommit, path: string, sha: string): Network
         ok: false,
         reason: `${path} at ${sha} is not UTF-8 text (the subnet's reader fails on it)`,
       };
+    case 'file':
+      break;
   }
   // No JSON text holds it raw.
   if (file.text.includes('\u0000'))

@@ -128,8 +128,9 @@ export class TaskCompiler {
       const vouched = await vouchedDataset(task.id, path);
       const aside = await this.repository.lockTask(task.id, async (lock) => {
         if (lock.state !== 'compiling') throw new NoLongerCompilingError();
-        if (vouched)
-          return keepCompleteDataset(this.logger, task.id, path, vouched, this.clock.now());
+        // Nothing set aside when nothing vouched for is there.
+        if (!vouched) return undefined;
+        return keepCompleteDataset(this.logger, task.id, path, vouched, this.clock.now());
       });
       const jsonl = await writeJsonLines(path, this.pages(task.id), renameOwn(path));
       const parquet = await this.parquet.tryWrite(task, jsonl, {
