@@ -20,9 +20,10 @@
 // does. Not a test: the only part of `npm test` that reaches the registry, once per checkout, as
 // `npm ci` does; the tests it runs stay on loopback as always.
 'use strict';
-const { execFileSync, spawn, spawnSync } = require('node:child_process');
+const { execFileSync, spawn } = require('node:child_process');
 const { createHash } = require('node:crypto');
 const { existsSync, mkdirSync, readFileSync, renameSync, rmSync } = require('node:fs');
+const { constants } = require('node:os');
 const { dirname, join } = require('node:path');
 
 const ROOT = join(__dirname, '..');
@@ -99,6 +100,38 @@ function registryNode(major) {
 }
 
 /**
+ * Stopping `npm test` stops the tests. A signal to this process alone (a process manager, an
+ * IDE's stop button, `kill` of npm's pid, which npm passes on to us) left jest running unseen to
+ * its end, re-parented to pid 1, its service processes and databases with it (a workflow
+ * audit). Each signal is passed on to the children running; the run then ends as they do, with
+ * the signal's status. A Ctrl-C reaches them from the terminal too: jest takes the first.
+ */
+const running = new Set();
+let stoppedBy;
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'])
+  process.on(signal, () => {
+    stoppedBy ??= signal;
+    for (const child of running) child.kill(signal);
+    if (running.size === 0) process.exit(128 + constants.signals[signal]);
+  });
+
+/** Runs `command`; resolves with its exit status (1 when it could not start or was stopped). */
+function run(command, args, options) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: ROOT, ...options });
+    running.add(child);
+    child.once('error', (error) => {
+      process.stderr.write(`image-runtime: ${command}: ${error.message}\n`);
+      resolve({ status: 1 });
+    });
+    child.once('close', (code) => {
+      running.delete(child);
+      resolve({ status: code ?? 1 });
+    });
+  });
+}
+
+/**
  * Runs jest on `node`, first on PATH too: what the tests start (`process.execPath`, `node`).
  * Resolves with its exit status and, when `held`, its output (stdout and stderr as they came),
  * which otherwise goes to ours as it comes.
@@ -111,6 +144,7 @@ function jest(node, args, { held = false } = {}) {
       stdio: ['inherit', output, output],
       env: { ...process.env, PATH: `${dirname(node)}:${process.env.PATH}` },
     });
+    running.add(child);
     const chunks = [];
     if (held)
       for (const stream of [child.stdout, child.stderr])
@@ -120,7 +154,10 @@ function jest(node, args, { held = false } = {}) {
       process.stderr.write(`image-runtime: ${node}: ${error.message}\n`);
       resolve({ status: 1, output: text() });
     });
-    child.once('close', (code) => resolve({ status: code ?? 1, output: text() }));
+    child.once('close', (code) => {
+      running.delete(child);
+      resolve({ status: code ?? 1, output: text() });
+    });
   });
 }
 
@@ -142,8 +179,8 @@ async function main() {
   const image = imageNode(major, onImageMajor);
   if (jestArgs.length === 0) {
     process.stderr.write('npm run check\n');
-    const status = spawnSync('npm', ['run', 'check'], { cwd: ROOT, stdio: 'inherit' }).status ?? 1;
-    if (status !== 0) return status;
+    const { status } = await run('npm', ['run', 'check'], { stdio: 'inherit' });
+    if (status !== 0 || stoppedBy) return status;
   }
   const beside = jestArgs.length === 0 && !onImageMajor;
   // One file at a time (in jest's own process), its output held back until the image's run ends.
@@ -155,6 +192,7 @@ async function main() {
     ? `, and beside them the unit tier on this machine's ${process.version} (its output follows)`
     : '';
   process.stderr.write(`the tests on Node ${image.version}, the image's${instead}${alsoMachine}\n`);
+  if (stoppedBy) return 1;
   const { status: imageStatus } = await jest(image.node, jestArgs);
   if (!machine) return imageStatus;
   const { status, output } = await machine;
@@ -169,7 +207,7 @@ async function main() {
 
 main().then(
   (status) => {
-    process.exitCode = status;
+    process.exitCode = stoppedBy ? 128 + constants.signals[stoppedBy] : status;
   },
   (error) => {
     process.stderr.write(`image-runtime: ${error.message}\n`);

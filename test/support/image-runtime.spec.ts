@@ -1,4 +1,5 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
 import {
   chmodSync,
@@ -257,6 +258,40 @@ describe("npm test's runner (test/image-runtime.js)", () => {
       expect(run.ran).toEqual([]);
       expect(run.stderr).toContain(`test/image-node.json pins no Node for ${PLATFORM}`);
     });
+  });
+
+  // A process manager, an IDE's stop button or `kill` of npm's pid signals this process alone:
+  // jest went on unseen to its end, re-parented to pid 1 (a workflow audit).
+  it('passes a signal it is sent on to jest, and ends with the signal', async () => {
+    const project = mkdtempSync(join(tmpdir(), 'image-runtime-'));
+    try {
+      const record = join(project, 'record');
+      mkdirSync(join(project, 'test'));
+      mkdirSync(join(project, 'node_modules', 'jest', 'bin'), { recursive: true });
+      copyFileSync(SCRIPT, join(project, 'test', 'image-runtime.js'));
+      writeFileSync(join(project, 'Dockerfile'), `FROM node:${MACHINE_MAJOR}-bookworm-slim\n`);
+      writeFileSync(
+        join(project, 'node_modules', 'jest', 'bin', 'jest.js'),
+        "const { appendFileSync } = require('node:fs');\n" +
+          "process.on('SIGTERM', () => { appendFileSync(process.env.RECORD, 'jest stopped\\n'); process.exit(143); });\n" +
+          "appendFileSync(process.env.RECORD, 'jest started\\n');\n" +
+          'setInterval(() => {}, 1000);\n',
+      );
+      const runner = spawn(
+        process.execPath,
+        [join(project, 'test', 'image-runtime.js'), 'src/common/text-lines.spec.ts'],
+        { cwd: project, env: { ...process.env, RECORD: record }, stdio: 'ignore' },
+      );
+      const ended = new Promise<number | null>((resolve) => runner.once('exit', resolve));
+      const recorded = () => (existsSync(record) ? readFileSync(record, 'utf8') : '');
+      for (let waited = 0; !recorded().includes('jest started') && waited < 20_000; waited += 50)
+        await sleep(50);
+      runner.kill('SIGTERM');
+      expect(await ended).toBe(143);
+      expect(recorded()).toBe('jest started\njest stopped\n');
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
   });
 
   it('refuses an IMAGE_NODE of another major before any test runs, naming it', () => {
