@@ -275,7 +275,8 @@ describe("npm test's runner (test/image-runtime.js)", () => {
         "const { appendFileSync } = require('node:fs');\n" +
           "process.on('SIGTERM', () => { appendFileSync(process.env.RECORD, 'jest stopped\\n'); process.exit(143); });\n" +
           "appendFileSync(process.env.RECORD, 'jest started\\n');\n" +
-          'setInterval(() => {}, 1000);\n',
+          // Ends by itself, should the runner not pass the signal on.
+          'setTimeout(() => process.exit(0), 30_000);\n',
       );
       const runner = spawn(
         process.execPath,
