@@ -103,23 +103,31 @@ function registryNode(major) {
  * Stopping `npm test` stops the tests. A signal to this process alone (a process manager, an
  * IDE's stop button, `kill` of npm's pid, which npm passes on to us) left jest running unseen to
  * its end, re-parented to pid 1, its service processes and databases with it (a workflow
- * audit). Each signal is passed on to the children running; the run then ends as they do, with
- * the signal's status. A Ctrl-C reaches them from the terminal too: jest takes the first.
+ * audit). Each child runs in a process group of its own (`detached`), and each signal is passed
+ * on to every group running, as a Ctrl-C reaches a terminal's: to jest and to its workers, which
+ * outlived their parent by a test file otherwise, creating databases after its clean-up. The run
+ * then ends as they do, with the signal's status.
  */
 const running = new Set();
 let stoppedBy;
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'])
   process.on(signal, () => {
     stoppedBy ??= signal;
-    for (const child of running) child.kill(signal);
+    for (const child of running) {
+      try {
+        process.kill(-child.pid, signal);
+      } catch {
+        // The group has ended meanwhile.
+      }
+    }
     if (running.size === 0) process.exit(128 + constants.signals[signal]);
   });
 
 /** Runs `command`; resolves with its exit status (1 when it could not start or was stopped). */
 function run(command, args, options) {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: ROOT, ...options });
-    running.add(child);
+    const child = spawn(command, args, { cwd: ROOT, detached: true, ...options });
+    if (child.pid !== undefined) running.add(child);
     child.once('error', (error) => {
       process.stderr.write(`image-runtime: ${command}: ${error.message}\n`);
       resolve({ status: 1 });
@@ -141,10 +149,11 @@ function jest(node, args, { held = false } = {}) {
     const output = held ? 'pipe' : 'inherit';
     const child = spawn(node, [JEST, ...args], {
       cwd: ROOT,
+      detached: true,
       stdio: ['inherit', output, output],
       env: { ...process.env, PATH: `${dirname(node)}:${process.env.PATH}` },
     });
-    running.add(child);
+    if (child.pid !== undefined) running.add(child);
     const chunks = [];
     if (held)
       for (const stream of [child.stdout, child.stderr])

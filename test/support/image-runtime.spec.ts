@@ -262,7 +262,7 @@ describe("npm test's runner (test/image-runtime.js)", () => {
 
   // A process manager, an IDE's stop button or `kill` of npm's pid signals this process alone:
   // jest went on unseen to its end, re-parented to pid 1 (a workflow audit).
-  it('passes a signal it is sent on to jest, and ends with the signal', async () => {
+  it('passes a signal it is sent on to jest and its workers, and ends with the signal', async () => {
     const project = mkdtempSync(join(tmpdir(), 'image-runtime-'));
     try {
       const record = join(project, 'record');
@@ -270,13 +270,18 @@ describe("npm test's runner (test/image-runtime.js)", () => {
       mkdirSync(join(project, 'node_modules', 'jest', 'bin'), { recursive: true });
       copyFileSync(SCRIPT, join(project, 'test', 'image-runtime.js'));
       writeFileSync(join(project, 'Dockerfile'), `FROM node:${MACHINE_MAJOR}-bookworm-slim\n`);
+      // Each writes down that it started and that a SIGTERM stopped it; each ends by itself,
+      // should the runner not pass the signal on.
+      const stoppable = (who: string) =>
+        "const { appendFileSync } = require('node:fs');\n" +
+        `process.on('SIGTERM', () => { appendFileSync(process.env.RECORD, '${who} stopped\\n'); process.exit(143); });\n` +
+        `appendFileSync(process.env.RECORD, '${who} started\\n');\n` +
+        'setTimeout(() => process.exit(0), 30_000);\n';
+      writeFileSync(join(project, 'worker.js'), stoppable('worker'));
       writeFileSync(
         join(project, 'node_modules', 'jest', 'bin', 'jest.js'),
-        "const { appendFileSync } = require('node:fs');\n" +
-          "process.on('SIGTERM', () => { appendFileSync(process.env.RECORD, 'jest stopped\\n'); process.exit(143); });\n" +
-          "appendFileSync(process.env.RECORD, 'jest started\\n');\n" +
-          // Ends by itself, should the runner not pass the signal on.
-          'setTimeout(() => process.exit(0), 30_000);\n',
+        "require('node:child_process').spawn(process.execPath, ['worker.js'], { stdio: 'inherit' });\n" +
+          stoppable('jest'),
       );
       const runner = spawn(
         process.execPath,
@@ -284,12 +289,22 @@ describe("npm test's runner (test/image-runtime.js)", () => {
         { cwd: project, env: { ...process.env, RECORD: record }, stdio: 'ignore' },
       );
       const ended = new Promise<number | null>((resolve) => runner.once('exit', resolve));
-      const recorded = () => (existsSync(record) ? readFileSync(record, 'utf8') : '');
-      for (let waited = 0; !recorded().includes('jest started') && waited < 20_000; waited += 50)
-        await sleep(50);
+      const recorded = () =>
+        (existsSync(record) ? readFileSync(record, 'utf8') : '').split('\n').filter(Boolean).sort();
+      const waitFor = async (lines: number) => {
+        for (let waited = 0; recorded().length < lines && waited < 20_000; waited += 50)
+          await sleep(50);
+      };
+      await waitFor(2);
       runner.kill('SIGTERM');
       expect(await ended).toBe(143);
-      expect(recorded()).toBe('jest started\njest stopped\n');
+      await waitFor(4);
+      expect(recorded()).toEqual([
+        'jest started',
+        'jest stopped',
+        'worker started',
+        'worker stopped',
+      ]);
     } finally {
       rmSync(project, { recursive: true, force: true });
     }
