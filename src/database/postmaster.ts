@@ -64,7 +64,11 @@ export async function startPostmaster(options: PostmasterOptions): Promise<Postm
   const log = openSync(logFile, isOver(logFile, LOG_LIMIT_BYTES) ? 'w' : 'a');
   let child: ChildProcess;
   try {
-    child = spawn(options.binary, ['-D', options.databaseDir, '-p', String(options.port)], {
+    // TCP only (the gateway connects to 127.0.0.1): no Unix socket in /tmp, whose lock file a
+    // killed server leaves behind, and which another user's server of the port, stopped or not,
+    // would hold against ours.
+    const args = ['-D', options.databaseDir, '-p', String(options.port), '-k', ''];
+    child = spawn(options.binary, args, {
       ...options.user,
       detached: true,
       stdio: ['ignore', log, log],
