@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createDatabase, dropDatabase, isReachable } from './database-server';
 import { freePort } from './ports';
 import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
+import { redactPassword } from './redact-password';
 
 /** Where benchmarks look for a Postgres when DATABASE_URL is not set (trust auth expected). */
 export const LOCAL_SERVER_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -34,7 +35,7 @@ export async function acquireDatabase(
   if (env.DATABASE_URL) {
     return {
       url: env.DATABASE_URL,
-      description: `DATABASE_URL (${redact(env.DATABASE_URL)})`,
+      description: `DATABASE_URL (${redactPassword(env.DATABASE_URL)})`,
       persistent: true,
       release: () => Promise.resolve(),
     };
@@ -43,7 +44,7 @@ export async function acquireDatabase(
     const url = await createDatabase(localServerUrl, name);
     return {
       url,
-      description: `throwaway database ${name} on ${redact(localServerUrl)}`,
+      description: `throwaway database ${name} on ${redactPassword(localServerUrl)}`,
       persistent: false,
       release: once(() => dropDatabase(localServerUrl, name)),
     };
@@ -69,12 +70,6 @@ export async function acquireDatabase(
     rmSync(directory, { recursive: true, force: true });
     throw error;
   }
-}
-
-function redact(url: string): string {
-  const parsed = new URL(url);
-  if (parsed.password) parsed.password = '***';
-  return parsed.toString();
 }
 
 function once(action: () => Promise<void>): () => Promise<void> {

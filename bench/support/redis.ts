@@ -6,8 +6,14 @@ export const LOCAL_REDIS_URL = 'redis://127.0.0.1:6379';
 /** REDIS_URL (or the local default) when a Redis answers there, else undefined. */
 export async function reachableRedisUrl(): Promise<string | undefined> {
   const url = process.env.REDIS_URL ?? LOCAL_REDIS_URL;
+  return (await redisProblem(url)) === undefined ? url : undefined;
+}
+
+/** Why the Redis at `url` does not answer a PING (within 3 s), or undefined when it does. */
+export async function redisProblem(url: string): Promise<string | undefined> {
   const client = new Redis(url, {
     lazyConnect: true,
+    connectTimeout: 3000,
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,
   });
@@ -15,9 +21,9 @@ export async function reachableRedisUrl(): Promise<string | undefined> {
   try {
     await client.connect();
     await client.ping();
-    return url;
-  } catch {
     return undefined;
+  } catch (error) {
+    return (error as Error).message;
   } finally {
     client.disconnect();
   }

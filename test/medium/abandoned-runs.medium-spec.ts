@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import {
   ABANDONED_AFTER_MS,
   dropAbandonedRunDatabases,
+  dropRunDatabasesSync,
   removeAbandonedClusters,
+  removeAbandonedRunFolders,
   RUN_CLUSTER_PREFIX,
   runDatabaseName,
 } from '../support/abandoned-runs';
@@ -82,6 +84,31 @@ describe('What killed test runs left behind', () => {
       expect(removeAbandonedClusters(now, folder).sort()).toEqual([crashed, stopped].sort());
     } finally {
       rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it("removes the folders named after killed runs (temporary files, builds), by the databases' rule", () => {
+    const folder = mkdtempSync(join(tmpdir(), 'abandoned-runs-'));
+    try {
+      for (const name of [killed, living, recent, 'gateway_test_notarun', 'someone-elses'])
+        mkdirSync(join(folder, name));
+      expect(removeAbandonedRunFolders(folder, now)).toEqual([join(folder, killed)]);
+      expect(removeAbandonedRunFolders(join(folder, 'absent'), now)).toEqual([]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it("drops a stopped run's databases at once, from a process that is exiting", async () => {
+    const stopped = runDatabaseName(now, process.pid + 1_000_000);
+    const names = [stopped, `${stopped}_replicas_0a1b2c3d`];
+    const other = `${runDatabaseName(now, process.pid + 2_000_000)}_${stopped.slice(-4)}`;
+    for (const name of [...names, other]) await createDatabase(serverUrl, name);
+    try {
+      dropRunDatabasesSync(serverUrl, stopped);
+      expect(await databases(serverUrl, [...names, other])).toEqual([other]);
+    } finally {
+      for (const name of [...names, other]) await dropDatabase(serverUrl, name);
     }
   });
 });

@@ -1,6 +1,7 @@
+import { spawnSync } from 'node:child_process';
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { isAlive, readPidFile } from '../../src/database/postmaster';
 import { dropDatabase, onServer } from './database';
 
@@ -25,6 +26,43 @@ export function runDatabaseName(startedAt: number, pid: number): string {
 }
 
 const RUN_DATABASE = /^gateway_test_(\d+)_(\d+)(?:_|$)/;
+
+/**
+ * Each run's builds of the service (app-process.ts), in a folder named after the run: a run
+ * stopped while it built left the one shared build's lock behind, and every later run of the
+ * process specs waited 3 minutes on it, then failed (a workflow audit).
+ */
+export const RUN_BUILDS = resolve(__dirname, '../../node_modules/.cache/test-builds');
+
+/**
+ * Removes the folders of killed runs under `parent`, each named after its run (its temporary
+ * folder, its builds), by the rule of their databases. Returns them.
+ */
+export function removeAbandonedRunFolders(parent: string, now = Date.now()): string[] {
+  const names = statSync(parent, { throwIfNoEntry: false }) ? readdirSync(parent) : [];
+  const abandoned = names
+    .filter((name) => {
+      const match = RUN_DATABASE.exec(name);
+      return match !== null && isAbandoned(Number(match[1]), Number(match[2]), now);
+    })
+    .map((name) => join(parent, name));
+  for (const folder of abandoned) rmSync(folder, { recursive: true, force: true });
+  return abandoned;
+}
+
+/**
+ * Drops a run's database and its scratch databases at once, from a process that is exiting
+ * (no awaiting there): on a Ctrl-C or SIGTERM jest runs no teardown, and each stopped run left
+ * its databases for the next run to clear 90 minutes later (a workflow audit). Best effort, in
+ * 10 s at most; says what failed.
+ */
+export function dropRunDatabasesSync(serverUrl: string, run: string): void {
+  spawnSync(process.execPath, [join(__dirname, 'drop-run-databases.js')], {
+    env: { ...process.env, SERVER_URL: serverUrl, RUN: run },
+    stdio: ['ignore', 'ignore', 'inherit'],
+    timeout: 10_000,
+  });
+}
 
 /**
  * Drops the databases of runs whose process is gone and that started over ABANDONED_AFTER_MS

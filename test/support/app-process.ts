@@ -19,6 +19,7 @@ import { ApiContract } from './contract';
 import { TEST_MASTER_KEY } from './test-app';
 import { freeListeningPort } from '../../bench/support/ports';
 import { GUARDED_NODE_ARGS, takeChildRefusal } from './loopback-guard';
+import { RUN_BUILDS } from './abandoned-runs';
 
 /** The seed of the validator key production test processes load from their wallet file. */
 const PROCESS_KEY_SEED = createHash('sha256').update('validator-gateway process tests').digest();
@@ -29,9 +30,11 @@ export function processValidatorHotkey(): string {
 }
 
 const ROOT = resolve(__dirname, '../..');
-// Inside the project, so that the compiled code resolves the project's node_modules.
-const BUILD_DIR = join(ROOT, 'node_modules', '.cache', 'validator-gateway-e2e');
-const DEV_BUILD_DIR = join(ROOT, 'node_modules', '.cache', 'validator-gateway-e2e-dev');
+// Inside the project, so that the compiled code resolves the project's node_modules; the run's
+// own (abandoned-runs.ts RUN_BUILDS), removed by its teardown.
+const RUN_BUILD = join(RUN_BUILDS, process.env.TEST_RUN_DATABASE_NAME ?? 'outside-a-run');
+const BUILD_DIR = join(RUN_BUILD, 'production');
+const DEV_BUILD_DIR = join(RUN_BUILD, 'development');
 
 /** The production entry point (dist/src/main.js), or the development one `npm start` runs. */
 export type AppEntry = 'production' | 'development';

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exitOnSignal } from '../../src/common/lifecycle/graceful-shutdown';
@@ -6,13 +6,19 @@ import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
 import { migrateDatabase } from '../../src/database/migrate';
 import {
   dropAbandonedRunDatabases,
+  dropRunDatabasesSync,
   removeAbandonedClusters,
+  removeAbandonedRunFolders,
+  RUN_BUILDS,
   RUN_CLUSTER_PREFIX,
   runDatabaseName,
 } from './abandoned-runs';
 import { nonLoopbackDatabaseHost } from './connections';
 import { createDatabase, isReachable } from './database';
+import { testRedisUrl } from './test-redis';
 import { LOCAL_SERVER_URL } from '../../bench/support/database';
+import { redactPassword } from '../../bench/support/redact-password';
+import { redisProblem } from '../../bench/support/redis';
 
 /**
  * Set on the medium and e2e projects (jest.config.js), so jest runs it once per run that
@@ -34,9 +40,20 @@ export default async function globalSetup(): Promise<void> {
           'loopback only. Unset it, or give a Postgres on 127.0.0.1, localhost or a Unix socket.',
       );
   }
+  // Said at once: without it, Redis' specs failed minutes later with messages naming no Redis
+  // (a timer left open, a 200 where a 429 was due; one file retried for 6 minutes).
+  const redisUrl = testRedisUrl();
+  const redis = await redisProblem(redisUrl);
+  if (redis !== undefined)
+    throw new Error(
+      `Redis at ${redactPassword(redisUrl)} does not answer (${redis}): the medium and e2e ` +
+        'tiers need one. Start it, or set TEST_REDIS_URL.',
+    );
   let serverUrl = configured ?? LOCAL_SERVER_URL;
   const embedded = !configured && !(await isReachable(LOCAL_SERVER_URL));
   report('embedded clusters', removeAbandonedClusters());
+  report('temporary folders', removeAbandonedRunFolders(tmpdir()));
+  report('builds', removeAbandonedRunFolders(RUN_BUILDS));
   if (embedded) {
     const directory = mkdtempSync(join(tmpdir(), RUN_CLUSTER_PREFIX));
     const port = 55000 + Math.floor(Math.random() * 5000);
@@ -50,20 +67,55 @@ export default async function globalSetup(): Promise<void> {
         rmSync(directory, { recursive: true, force: true });
       },
     };
-    // Jest dies of a Ctrl-C without its `exit` listeners, the one that stops this server among
-    // them.
-    exitOnSignal();
     serverUrl = server.url;
   } else {
-    report('databases', await dropAbandonedRunDatabases(serverUrl));
+    report('databases', await named(dropAbandonedRunDatabases(serverUrl), serverUrl));
   }
   const name = runDatabaseName(Date.now(), process.pid);
-  const url = await createDatabase(serverUrl, name);
+  // Jest dies of a Ctrl-C or a SIGTERM without its teardown and without its `exit` listeners
+  // (the one that stops an embedded server among them): made to exit, it runs them, and this
+  // one clears what the teardown would have (a workflow audit: each stopped run left its
+  // databases, about 8 MB each, for 90 minutes).
+  exitOnSignal();
+  const temp = join(tmpdir(), name);
+  process.once('exit', () => {
+    if (globalThis.__TEST_RUN_TORN_DOWN__) return;
+    if (!embedded) dropRunDatabasesSync(serverUrl, name);
+    rmSync(temp, { recursive: true, force: true });
+    rmSync(join(RUN_BUILDS, name), { recursive: true, force: true });
+  });
+  const url = await named(createDatabase(serverUrl, name), serverUrl);
   await migrateDatabase(url);
 
+  // The run's temporary files, every test's and every process' it starts, in one folder named
+  // after the run: removed by the teardown or on a signal, and by a later run's clearing when
+  // the run was killed. Each spec's own prefix under the shared folder was cleared by no one.
+  mkdirSync(temp);
+  process.env.TMPDIR = temp;
   process.env.TEST_RUN_SERVER_URL = serverUrl;
   process.env.TEST_RUN_DATABASE_NAME = name;
   process.env.TEST_RUN_DATABASE_URL = url;
+}
+
+/**
+ * `step` on the run's Postgres, its failure naming the server and the setting that chose it: a
+ * bare `connect ECONNREFUSED` did not say that a DATABASE_URL exported for another project was
+ * the one used (a workflow audit).
+ */
+async function named<T>(step: Promise<T>, serverUrl: string): Promise<T> {
+  try {
+    return await step;
+  } catch (error) {
+    const which = process.env.TEST_DATABASE_URL
+      ? 'TEST_DATABASE_URL'
+      : process.env.DATABASE_URL
+        ? 'DATABASE_URL'
+        : 'the Postgres the tests found';
+    throw new Error(
+      `the tests' Postgres (${which}: ${redactPassword(serverUrl)}) refused the run's database: ` +
+        (error as Error).message,
+    );
+  }
 }
 
 /**

@@ -10,7 +10,6 @@ import { loadValidatorKey } from '../../src/network/bittensor/validator-key';
 import { NetworkService } from '../../src/network/network.service';
 import { ApiContract, checkedAgainst } from './contract';
 import { createDatabase, dropDatabase, scratchDatabaseName, testDatabaseUrl } from './database';
-import { LOCAL_REDIS_URL } from '../../bench/support/redis';
 
 export const TEST_MASTER_KEY = 'sk_master_test_0123456789abcdef0123456789abcdef';
 /** The validator key test apps sign with, unless a test gives its own. */
@@ -108,6 +107,4 @@ export function testRedisPrefix(): string {
   return `gateway-test-${randomBytes(4).toString('hex')}:`;
 }
 
-export function testRedisUrl(): string {
-  return process.env.TEST_REDIS_URL ?? process.env.REDIS_URL ?? LOCAL_REDIS_URL;
-}
+export { testRedisUrl } from './test-redis';

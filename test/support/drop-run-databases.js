@@ -1,0 +1,31 @@
+// Drops a test run's database and its scratch databases (`<run>_…`), as a process of its own:
+// run by abandoned-runs.ts `dropRunDatabasesSync` from a jest process that is exiting, where
+// nothing can be awaited. SERVER_URL names the server, RUN the run's database.
+'use strict';
+const { Client } = require('pg');
+
+async function main() {
+  const client = new Client({
+    connectionString: process.env.SERVER_URL,
+    connectionTimeoutMillis: 3000,
+  });
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      `SELECT datname FROM pg_database WHERE datname = $1 OR starts_with(datname, $1 || '_')
+       ORDER BY datname DESC`,
+      [process.env.RUN],
+    );
+    for (const { datname } of rows)
+      await client.query(
+        `DROP DATABASE IF EXISTS ${client.escapeIdentifier(datname)} WITH (FORCE)`,
+      );
+  } finally {
+    await client.end();
+  }
+}
+
+main().catch((error) => {
+  process.stderr.write(`could not drop the databases of the stopped test run: ${error.message}\n`);
+  process.exitCode = 1;
+});
