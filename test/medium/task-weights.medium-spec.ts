@@ -49,7 +49,8 @@ describe('task weights across the votes of hotkeys sharing a database', () => {
     return new DesirabilityService(
       new DesirabilityRepository(medium.dataSource),
       tasks,
-      undefined as never,
+      // No metagraph loaded: no standing to say anything of.
+      { hotkeyCheck: () => null } as never,
       clock,
       identity,
       publication,

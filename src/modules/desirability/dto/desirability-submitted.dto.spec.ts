@@ -61,7 +61,8 @@ describe('the DesirabilitySubmitted example', () => {
     const service = new DesirabilityService(
       votes,
       tasks,
-      undefined as never,
+      // No metagraph loaded: no standing to say anything of.
+      { hotkeyCheck: () => null } as never,
       clock,
       identity,
       publication,
