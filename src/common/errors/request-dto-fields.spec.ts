@@ -137,4 +137,29 @@ describe('request DTOs', () => {
       ).toEqual(validated);
     },
   );
+
+  // A string field that is stored or looked up in Postgres must refuse U+0000 and unpaired
+  // surrogates (@StorableText), or Postgres answers a 500: a contributor's audit added a free
+  // text field with class-validator's @IsString and its insert failed, while every check,
+  // the fuzz sample included, passed. A closed set of values or a date form excludes both.
+  it.each([...dtos].map(([dto, where]) => [dto.name, where, dto] as const))(
+    '%s (%s) refuses text Postgres cannot store in each free-text field',
+    (_name, _where, dto) => {
+      const metadata = getMetadataStorage().getTargetValidationMetadatas(dto, '', true, false);
+      const rulesOf = (field: string) =>
+        new Set(
+          metadata.filter((entry) => entry.propertyName === field).map((entry) => entry.name),
+        );
+      const unguarded = [...new Set(metadata.map((entry) => entry.propertyName))].filter(
+        (field) => {
+          const rules = rulesOf(field);
+          return rules.has('isString') && ![...rules].some((rule) => CLOSED_FORMS.has(rule ?? ''));
+        },
+      );
+      expect(unguarded).toEqual([]);
+    },
+  );
 });
+
+/** Validators whose values hold no U+0000 or unpaired surrogate: StorableText, or a form. */
+const CLOSED_FORMS = new Set(['storableText', 'isIn', 'isIsoDate', 'isRfc3339DateTime']);
