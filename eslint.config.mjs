@@ -11,7 +11,8 @@ export default tseslint.config(
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
-      // A kind, state or outcome added to a union fails here until every switch over it decides.
+      // A kind, state or outcome added to a union fails here until every switch over it without a
+      // `default` decides.
       '@typescript-eslint/switch-exhaustiveness-check': [
         'error',
         { considerDefaultExhaustiveForUnions: true },

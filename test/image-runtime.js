@@ -104,15 +104,17 @@ function registryNode(major) {
  * IDE's stop button, `kill` of npm's pid, which npm passes on to us) left jest running unseen to
  * its end, re-parented to pid 1, its service processes and databases with it (a workflow
  * audit). Each child runs in a process group of its own (`detached`), and each signal is passed
- * on to every group running, as a Ctrl-C reaches a terminal's: to jest and to its workers, which
- * outlived their parent by a test file otherwise, creating databases after its clean-up. The run
- * then ends as they do, with the signal's status.
+ * on once to every group running, as a Ctrl-C reaches a terminal's: to jest and to its workers,
+ * which outlived their parent by a test file otherwise, creating databases after its clean-up.
+ * Once: npm passes a terminal's Ctrl-C on to us as well, and a second SIGINT reached jest's
+ * exit while it dropped its databases. The run then ends as they do, with the signal's status.
  */
 const running = new Set();
 let stoppedBy;
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'])
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'])
   process.on(signal, () => {
-    stoppedBy ??= signal;
+    if (stoppedBy) return;
+    stoppedBy = signal;
     for (const child of running) {
       try {
         process.kill(-child.pid, signal);
@@ -123,11 +125,33 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'])
     if (running.size === 0) process.exit(128 + constants.signals[signal]);
   });
 
+/**
+ * A child's group ends with this process however it ends, a SIGKILL to npm's group included
+ * (which no handler hears, and which no longer reaches a group of its own): a keeper in a session
+ * of its own reads a pipe only this process holds, and signals the group when it closes. It is
+ * dismissed as the child ends, whose group id may then be reused.
+ */
+function keepGroup(child) {
+  const keeper = spawn(
+    '/bin/sh',
+    ['-c', 'read -r _; kill -TERM "-$1" 2>/dev/null', 'test-group-keeper', String(child.pid)],
+    { detached: true, stdio: ['pipe', 'ignore', 'ignore'] },
+  );
+  keeper.once('error', () => undefined);
+  // Neither the keeper nor its pipe keeps this process alive.
+  keeper.unref();
+  keeper.stdin.unref();
+  child.once('close', () => keeper.kill('SIGKILL'));
+}
+
 /** Runs `command`; resolves with its exit status (1 when it could not start or was stopped). */
 function run(command, args, options) {
   return new Promise((resolve) => {
     const child = spawn(command, args, { cwd: ROOT, detached: true, ...options });
-    if (child.pid !== undefined) running.add(child);
+    if (child.pid !== undefined) {
+      running.add(child);
+      keepGroup(child);
+    }
     child.once('error', (error) => {
       process.stderr.write(`image-runtime: ${command}: ${error.message}\n`);
       resolve({ status: 1 });
@@ -153,7 +177,10 @@ function jest(node, args, { held = false } = {}) {
       stdio: ['inherit', output, output],
       env: { ...process.env, PATH: `${dirname(node)}:${process.env.PATH}` },
     });
-    if (child.pid !== undefined) running.add(child);
+    if (child.pid !== undefined) {
+      running.add(child);
+      keepGroup(child);
+    }
     const chunks = [];
     if (held)
       for (const stream of [child.stdout, child.stderr])
@@ -201,7 +228,6 @@ async function main() {
     ? `, and beside them the unit tier on this machine's ${process.version} (its output follows)`
     : '';
   process.stderr.write(`the tests on Node ${image.version}, the image's${instead}${alsoMachine}\n`);
-  if (stoppedBy) return 1;
   const { status: imageStatus } = await jest(image.node, jestArgs);
   if (!machine) return imageStatus;
   const { status, output } = await machine;

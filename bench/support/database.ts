@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createDatabase, dropDatabase, isReachable } from './database-server';
 import { freePort } from './ports';
 import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
-import { redactPassword } from './redact-password';
+import { withoutPassword } from '../../src/common/lifecycle/startup-failure';
 
 /** Where benchmarks look for a Postgres when DATABASE_URL is not set (trust auth expected). */
 export const LOCAL_SERVER_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -35,7 +35,7 @@ export async function acquireDatabase(
   if (env.DATABASE_URL) {
     return {
       url: env.DATABASE_URL,
-      description: `DATABASE_URL (${redactPassword(env.DATABASE_URL)})`,
+      description: `DATABASE_URL (${withoutPassword(env.DATABASE_URL)})`,
       persistent: true,
       release: () => Promise.resolve(),
     };
@@ -44,7 +44,7 @@ export async function acquireDatabase(
     const url = await createDatabase(localServerUrl, name);
     return {
       url,
-      description: `throwaway database ${name} on ${redactPassword(localServerUrl)}`,
+      description: `throwaway database ${name} on ${withoutPassword(localServerUrl)}`,
       persistent: false,
       release: once(() => dropDatabase(localServerUrl, name)),
     };

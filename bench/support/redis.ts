@@ -17,13 +17,15 @@ export async function redisProblem(url: string): Promise<string | undefined> {
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,
   });
-  client.on('error', () => undefined);
+  // The connection's own error (ECONNREFUSED), where connect() says only "Connection is closed".
+  let cause: Error | undefined;
+  client.on('error', (error: Error) => (cause = error));
   try {
     await client.connect();
     await client.ping();
     return undefined;
   } catch (error) {
-    return (error as Error).message;
+    return (cause ?? (error as Error)).message;
   } finally {
     client.disconnect();
   }

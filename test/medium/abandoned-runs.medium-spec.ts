@@ -12,6 +12,7 @@ import {
   runDatabaseName,
 } from '../support/abandoned-runs';
 import { createDatabase, dropDatabase, onServer } from '../support/database';
+import { withDatabase } from '../../bench/support/database-server';
 
 const HOUR = 3_600_000;
 
@@ -99,13 +100,15 @@ describe('What killed test runs left behind', () => {
     }
   });
 
-  it("drops a stopped run's databases at once, from a process that is exiting", async () => {
+  it("drops a stopped run's databases synchronously (as from a process that is exiting), and no other run's", async () => {
     const stopped = runDatabaseName(now, process.pid + 1_000_000);
     const names = [stopped, `${stopped}_replicas_0a1b2c3d`];
-    const other = `${runDatabaseName(now, process.pid + 2_000_000)}_${stopped.slice(-4)}`;
+    // Another run's, of the same start and a pid that begins with this one's.
+    const other = `${stopped}9`;
     for (const name of [...names, other]) await createDatabase(serverUrl, name);
     try {
-      dropRunDatabasesSync(serverUrl, stopped);
+      // The database of the URL given need not exist: the server's is used.
+      dropRunDatabasesSync(withDatabase(serverUrl, 'absent'), stopped);
       expect(await databases(serverUrl, [...names, other])).toEqual([other]);
     } finally {
       for (const name of [...names, other]) await dropDatabase(serverUrl, name);

@@ -308,13 +308,12 @@ describe('Migrating the schema (migrateDatabase: start-up, `npm run migration:ru
       // Behind a migration that waited for good, this read waited until the transaction ended,
       // which is only after it (the finally below): it timed out.
       await within(reader.query('SELECT count(*) FROM held'), 15_000);
-    } finally {
       await holder.end();
-      await reader.end();
-    }
-    try {
       expect(await migrating).toEqual(['AltersHeld1700000000003']);
     } finally {
+      await holder.end().catch(() => undefined);
+      await reader.end();
+      await migrating?.catch(() => undefined);
       await dataSource.destroy();
     }
   }, 30_000);

@@ -1,9 +1,10 @@
-import { spawnSync } from 'node:child_process';
+import { spawnSync, SpawnSyncOptions } from 'node:child_process';
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { isAlive, readPidFile } from '../../src/database/postmaster';
 import { dropDatabase, onServer } from './database';
+import { withDatabase } from '../../bench/support/database-server';
 
 // A test run killed before its teardown (SIGKILL, the OOM killer, a closed terminal) leaves its
 // databases on the server, and with an embedded server its cluster under the temp folder (the
@@ -46,8 +47,16 @@ export function removeAbandonedRunFolders(parent: string, now = Date.now()): str
       return match !== null && isAbandoned(Number(match[1]), Number(match[2]), now);
     })
     .map((name) => join(parent, name));
-  for (const folder of abandoned) rmSync(folder, { recursive: true, force: true });
-  return abandoned;
+  // One that cannot be removed (another user's, under a shared temp folder) is left, not this
+  // run's failure.
+  return abandoned.filter((folder) => {
+    try {
+      rmSync(folder, { recursive: true, force: true });
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }
 
 /**
@@ -57,11 +66,22 @@ export function removeAbandonedRunFolders(parent: string, now = Date.now()): str
  * 10 s at most; says what failed.
  */
 export function dropRunDatabasesSync(serverUrl: string, run: string): void {
-  spawnSync(process.execPath, [join(__dirname, 'drop-run-databases.js')], {
-    env: { ...process.env, SERVER_URL: serverUrl, RUN: run },
+  const options = {
+    env: { ...process.env, SERVER_URL: withDatabase(serverUrl, 'postgres'), RUN: run },
     stdio: ['ignore', 'ignore', 'inherit'],
     timeout: 10_000,
-  });
+    killSignal: 'SIGKILL',
+    // A session of its own (spawnSync takes it, undocumented): a Ctrl-C comes twice under npm,
+    // and the second, sent to jest's group while it exits, killed this child half-way. The
+    // script also ignores those signals, for a platform that would not.
+    detached: true,
+  } as SpawnSyncOptions;
+  const dropping = spawnSync(process.execPath, [join(__dirname, 'drop-run-databases.js')], options);
+  if (dropping.error || dropping.signal)
+    process.stderr.write(
+      `could not drop the databases of the stopped test run ${run}: ` +
+        `${dropping.error?.message ?? `ended by ${dropping.signal}`}\n`,
+    );
 }
 
 /**

@@ -4,6 +4,9 @@
 'use strict';
 const { Client } = require('pg');
 
+// Stopping the run is what started this: a repeated Ctrl-C must not cut it short.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => undefined);
+
 async function main() {
   const client = new Client({
     connectionString: process.env.SERVER_URL,

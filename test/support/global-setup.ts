@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exitOnSignal } from '../../src/common/lifecycle/graceful-shutdown';
@@ -17,7 +17,7 @@ import { nonLoopbackDatabaseHost } from './connections';
 import { createDatabase, isReachable } from './database';
 import { testRedisUrl } from './test-redis';
 import { LOCAL_SERVER_URL } from '../../bench/support/database';
-import { redactPassword } from '../../bench/support/redact-password';
+import { withoutPassword } from '../../src/common/lifecycle/startup-failure';
 import { redisProblem } from '../../bench/support/redis';
 
 /**
@@ -40,22 +40,20 @@ export default async function globalSetup(): Promise<void> {
           'loopback only. Unset it, or give a Postgres on 127.0.0.1, localhost or a Unix socket.',
       );
   }
-  // Said at once: without it, Redis' specs failed minutes later with messages naming no Redis
-  // (a timer left open, a 200 where a 429 was due; one file retried for 6 minutes).
-  const redisUrl = testRedisUrl();
-  const redis = await redisProblem(redisUrl);
-  if (redis !== undefined)
-    throw new Error(
-      `Redis at ${redactPassword(redisUrl)} does not answer (${redis}): the medium and e2e ` +
-        'tiers need one. Start it, or set TEST_REDIS_URL.',
-    );
+  await warnWithoutRedis();
+  // The machine's temp folder, kept across the runs of one process (`jest --watch` runs the
+  // setup again, with TMPDIR still the last run's folder).
+  const machineTemp = (process.env.TEST_RUN_TMP_PARENT ??= tmpdir());
   let serverUrl = configured ?? LOCAL_SERVER_URL;
   const embedded = !configured && !(await isReachable(LOCAL_SERVER_URL));
-  report('embedded clusters', removeAbandonedClusters());
-  report('temporary folders', removeAbandonedRunFolders(tmpdir()));
+  report('embedded clusters', removeAbandonedClusters(Date.now(), machineTemp));
+  report('temporary folders', removeAbandonedRunFolders(machineTemp));
   report('builds', removeAbandonedRunFolders(RUN_BUILDS));
+  // The builds of every run before runs had their own (a stale lock among them).
+  for (const old of ['validator-gateway-e2e', 'validator-gateway-e2e-dev'])
+    rmSync(join(RUN_BUILDS, '..', old), { recursive: true, force: true });
   if (embedded) {
-    const directory = mkdtempSync(join(tmpdir(), RUN_CLUSTER_PREFIX));
+    const directory = mkdtempSync(join(machineTemp, RUN_CLUSTER_PREFIX));
     const port = 55000 + Math.floor(Math.random() * 5000);
     const server = await startEmbeddedPostgres(directory, port, 'postgres');
     // Stopped by the teardown, which then removes its cluster (tens of MB per run).
@@ -76,25 +74,56 @@ export default async function globalSetup(): Promise<void> {
   // (the one that stops an embedded server among them): made to exit, it runs them, and this
   // one clears what the teardown would have (a workflow audit: each stopped run left its
   // databases, about 8 MB each, for 90 minutes).
-  exitOnSignal();
-  const temp = join(tmpdir(), name);
-  process.once('exit', () => {
-    if (globalThis.__TEST_RUN_TORN_DOWN__) return;
-    if (!embedded) dropRunDatabasesSync(serverUrl, name);
-    rmSync(temp, { recursive: true, force: true });
-    rmSync(join(RUN_BUILDS, name), { recursive: true, force: true });
-  });
+  const temp = join(machineTemp, name);
+  globalThis.__TEST_RUN__ = { serverUrl, name, temp, embedded, tornDown: false };
+  if (!listening) {
+    listening = true;
+    exitOnSignal();
+    process.once('exit', clearStoppedRun);
+  }
   const url = await named(createDatabase(serverUrl, name), serverUrl);
   await migrateDatabase(url);
 
-  // The run's temporary files, every test's and every process' it starts, in one folder named
-  // after the run: removed by the teardown or on a signal, and by a later run's clearing when
-  // the run was killed. Each spec's own prefix under the shared folder was cleared by no one.
+  // The run's temporary files, every spec's and the in-process apps', in one folder named after
+  // the run: removed by the teardown or on a signal, and by a later run's clearing when the run
+  // was killed. Each spec's own prefix under the shared folder was cleared by no one.
   mkdirSync(temp);
+  // Reachable by the `postgres` user the embedded-Postgres specs run their servers as.
+  chmodSync(temp, 0o755);
   process.env.TMPDIR = temp;
   process.env.TEST_RUN_SERVER_URL = serverUrl;
   process.env.TEST_RUN_DATABASE_NAME = name;
   process.env.TEST_RUN_DATABASE_URL = url;
+}
+
+let listening = false;
+
+/**
+ * What the teardown would have cleared, when jest exits without it (a signal, a failed setup):
+ * the run's databases, from a process of its own (nothing can be awaited here), and its folders.
+ */
+function clearStoppedRun(): void {
+  const run = globalThis.__TEST_RUN__;
+  if (!run || run.tornDown) return;
+  if (!run.embedded) dropRunDatabasesSync(run.serverUrl, run.name);
+  rmSync(run.temp, { recursive: true, force: true });
+  rmSync(join(RUN_BUILDS, run.name), { recursive: true, force: true });
+}
+
+/**
+ * Said at the start: without a Redis, its specs failed minutes later with messages naming none
+ * (a timer left open, a 200 where a 429 was due; one file retried for 6 minutes). A warning
+ * only: most specs need no Redis. One off loopback is not tried (the specs refuse it).
+ */
+async function warnWithoutRedis(): Promise<void> {
+  const url = testRedisUrl();
+  if (nonLoopbackDatabaseHost(url) !== undefined) return;
+  const problem = await redisProblem(url);
+  if (problem !== undefined)
+    process.stderr.write(
+      `\nRedis at ${withoutPassword(url)} does not answer (${problem}): the specs of ` +
+        'Redis-backed parts will fail. Start it, or set TEST_REDIS_URL.\n',
+    );
 }
 
 /**
@@ -112,7 +141,7 @@ async function named<T>(step: Promise<T>, serverUrl: string): Promise<T> {
         ? 'DATABASE_URL'
         : 'the Postgres the tests found';
     throw new Error(
-      `the tests' Postgres (${which}: ${redactPassword(serverUrl)}) refused the run's database: ` +
+      `the tests' Postgres (${which}: ${withoutPassword(serverUrl)}) refused the run's database: ` +
         (error as Error).message,
     );
   }

@@ -1,30 +1,20 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { RUN_BUILDS } from './abandoned-runs';
-import { dropDatabase, onServer } from './database';
+import { dropRunDatabasesSync, RUN_BUILDS } from './abandoned-runs';
 
 /**
- * Drops the run's database and every scratch database named after it (scratchDatabaseName), and
- * removes the run's temporary folder and builds (global-setup.ts).
+ * Drops the run's database and every scratch database named after it (scratchDatabaseName),
+ * removes the run's temporary folder and builds (global-setup.ts), and gives TMPDIR back.
  */
 export default async function globalTeardown(): Promise<void> {
-  const serverUrl = process.env.TEST_RUN_SERVER_URL;
-  const name = process.env.TEST_RUN_DATABASE_NAME;
-  globalThis.__TEST_RUN_TORN_DOWN__ = true;
-  if (name) {
-    if (process.env.TMPDIR?.endsWith(name))
-      rmSync(process.env.TMPDIR, { recursive: true, force: true });
-    rmSync(join(RUN_BUILDS, name), { recursive: true, force: true });
-  }
-  if (serverUrl && name) {
-    const scratch = await onServer(serverUrl, async (client) => {
-      const { rows } = await client.query<{ datname: string }>(
-        `SELECT datname FROM pg_database WHERE starts_with(datname, $1)`,
-        [`${name}_`],
-      );
-      return rows.map((row) => row.datname);
-    });
-    for (const database of [...scratch, name]) await dropDatabase(serverUrl, database);
+  const run = globalThis.__TEST_RUN__;
+  if (run) {
+    process.env.TMPDIR = process.env.TEST_RUN_TMP_PARENT;
+    rmSync(run.temp, { recursive: true, force: true });
+    rmSync(join(RUN_BUILDS, run.name), { recursive: true, force: true });
+    if (!run.embedded) dropRunDatabasesSync(run.serverUrl, run.name);
   }
   await globalThis.__EMBEDDED_POSTGRES__?.stop();
+  // Last: a teardown stopped half-way leaves the rest to the setup's exit listener.
+  if (run) run.tornDown = true;
 }

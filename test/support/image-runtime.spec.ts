@@ -1,5 +1,4 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
 import {
   chmodSync,
@@ -13,6 +12,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const SCRIPT = join(__dirname, '..', 'image-runtime.js');
 const MACHINE_MAJOR = process.versions.node.split('.')[0];
@@ -262,7 +262,11 @@ describe("npm test's runner (test/image-runtime.js)", () => {
 
   // A process manager, an IDE's stop button or `kill` of npm's pid signals this process alone:
   // jest went on unseen to its end, re-parented to pid 1 (a workflow audit).
-  it('passes a signal it is sent on to jest and its workers, and ends with the signal', async () => {
+  // SIGKILL: no handler hears it, and jest's group of its own no longer dies with npm's.
+  it.each([
+    ['passes a SIGTERM it is sent on to jest and its workers, and ends with it', 'SIGTERM', 143],
+    ['stops jest and its workers when it is killed outright', 'SIGKILL', 'SIGKILL'],
+  ] as const)('%s', async (_, signal, ending) => {
     const project = mkdtempSync(join(tmpdir(), 'image-runtime-'));
     try {
       const record = join(project, 'record');
@@ -288,7 +292,9 @@ describe("npm test's runner (test/image-runtime.js)", () => {
         [join(project, 'test', 'image-runtime.js'), 'src/common/text-lines.spec.ts'],
         { cwd: project, env: { ...process.env, RECORD: record }, stdio: 'ignore' },
       );
-      const ended = new Promise<number | null>((resolve) => runner.once('exit', resolve));
+      const ended = new Promise<number | string | null>((resolve) =>
+        runner.once('exit', (code, killedBy) => resolve(code ?? killedBy)),
+      );
       const recorded = () =>
         (existsSync(record) ? readFileSync(record, 'utf8') : '').split('\n').filter(Boolean).sort();
       const waitFor = async (lines: number) => {
@@ -296,8 +302,8 @@ describe("npm test's runner (test/image-runtime.js)", () => {
           await sleep(50);
       };
       await waitFor(2);
-      runner.kill('SIGTERM');
-      expect(await ended).toBe(143);
+      runner.kill(signal);
+      expect(await ended).toBe(ending);
       await waitFor(4);
       expect(recorded()).toEqual([
         'jest started',

@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { u8aEq } from '@polkadot/util';
 import { errorCode } from '../../common/files/error-code';
 import { ValidatorKeySettings } from '../../config/app-config';
 import { ConfigError } from '../../config/load-config';
-import { u8aEq } from '@polkadot/util';
 import { cryptoReady, KeyError, publicKeyOfAddress, Sr25519Keypair } from './keypair';
 import { createWalletHotkey, readWalletHotkey, WalletFileError } from './wallet-file';
 

@@ -122,6 +122,14 @@ describe(readWalletHotkey.name, () => {
     expect(readWalletHotkey(path).address).toBe(privateKeyAddress);
   });
 
+  it('says when the file ss58Address is no address, rather than another key', () => {
+    const broken = `${btwallet.ss58.slice(0, -1)}${btwallet.ss58.endsWith('a') ? 'b' : 'a'}`;
+    const path = write({ secretPhrase: btwallet.mnemonic, ss58Address: broken });
+    expect(() => readWalletHotkey(path)).toThrow(
+      `ss58Address ${broken} is not an address (SS58 with its checksum intact)`,
+    );
+  });
+
   it('refuses a file that starts with a byte order mark, naming it', () => {
     const path = write(
       `\uFEFF${JSON.stringify({ secretPhrase: btwallet.mnemonic, ss58Address: btwallet.ss58 })}`,

@@ -115,7 +115,11 @@ export function parseWalletHotkey(text: string, where: string): Sr25519Keypair {
   const keypair = keypairOf(file, where);
   // Any SS58 prefix names the same key, as everywhere else in the service (canonicalAddress).
   const named = publicKeyOfAddress(ss58);
-  if (!named || !u8aEq(named, keypair.publicKey)) {
+  if (!named)
+    throw new WalletFileError(
+      `${where}: ss58Address ${ss58} is not an address (SS58 with its checksum intact)`,
+    );
+  if (!u8aEq(named, keypair.publicKey)) {
     throw new WalletFileError(
       `${where}: the key derives to ${keypair.address}, but the file says ss58Address ${ss58}`,
     );
