@@ -18,6 +18,19 @@ const SCRIPT = join(__dirname, '..', 'image-runtime.js');
 const MACHINE_MAJOR = process.versions.node.split('.')[0];
 
 /**
+ * A project holding the runner, a Dockerfile on `imageMajor` and a place for a stand-in jest;
+ * `record` is where the stand-ins write down what ran.
+ */
+function standInProject(imageMajor: string): { project: string; record: string } {
+  const project = mkdtempSync(join(tmpdir(), 'image-runtime-'));
+  mkdirSync(join(project, 'test'));
+  mkdirSync(join(project, 'node_modules', 'jest', 'bin'), { recursive: true });
+  copyFileSync(SCRIPT, join(project, 'test', 'image-runtime.js'));
+  writeFileSync(join(project, 'Dockerfile'), `FROM node:${imageMajor}-bookworm-slim\n`);
+  return { project, record: join(project, 'record') };
+}
+
+/**
  * `npm test`'s runner in a project of its own: the Dockerfile names `imageMajor`, `npm run check`
  * and jest are stand-ins that write down that they ran (jest: on which Node, with which
  * arguments), and IMAGE_NODE (when given) a stand-in `node` reporting `imageVersion` that writes
@@ -37,13 +50,8 @@ function runTests(options: {
   /** The pinned integrity is that of the stand-in registry's package (else it is `pin`'s). */
   pinTheRegistryPackage?: boolean;
 }) {
-  const project = mkdtempSync(join(tmpdir(), 'image-runtime-'));
+  const { project, record } = standInProject(options.imageMajor);
   try {
-    const record = join(project, 'record');
-    mkdirSync(join(project, 'test'));
-    mkdirSync(join(project, 'node_modules', 'jest', 'bin'), { recursive: true });
-    copyFileSync(SCRIPT, join(project, 'test', 'image-runtime.js'));
-    writeFileSync(join(project, 'Dockerfile'), `FROM node:${options.imageMajor}-bookworm-slim\n`);
     const check =
       "require('node:fs').appendFileSync(process.env.RECORD, 'check\\n');" +
       'process.exit(process.env.CHECK_FAILS ? 1 : 0)';
@@ -267,13 +275,8 @@ describe("npm test's runner (test/image-runtime.js)", () => {
     ['passes a SIGTERM it is sent on to jest and its workers, and ends with it', 'SIGTERM', 143],
     ['stops jest and its workers when it is killed outright', 'SIGKILL', 'SIGKILL'],
   ] as const)('%s', async (_, signal, ending) => {
-    const project = mkdtempSync(join(tmpdir(), 'image-runtime-'));
+    const { project, record } = standInProject(MACHINE_MAJOR);
     try {
-      const record = join(project, 'record');
-      mkdirSync(join(project, 'test'));
-      mkdirSync(join(project, 'node_modules', 'jest', 'bin'), { recursive: true });
-      copyFileSync(SCRIPT, join(project, 'test', 'image-runtime.js'));
-      writeFileSync(join(project, 'Dockerfile'), `FROM node:${MACHINE_MAJOR}-bookworm-slim\n`);
       // Each writes down that it started and that a SIGTERM stopped it; each ends by itself,
       // should the runner not pass the signal on.
       const stoppable = (who: string) =>
