@@ -144,10 +144,14 @@ function keepGroup(child) {
   child.once('close', () => keeper.kill('SIGKILL'));
 }
 
-/** Runs `command`; resolves with its exit status (1 when it could not start or was stopped). */
-function run(command, args, options) {
+/**
+ * Runs `command` in a process group of its own; resolves with its exit status (1 when it could
+ * not start or was stopped). `onStart` sees the child first (to collect its output).
+ */
+function run(command, args, options, onStart = () => undefined) {
   return new Promise((resolve) => {
     const child = spawn(command, args, { cwd: ROOT, detached: true, ...options });
+    onStart(child);
     if (child.pid !== undefined) {
       running.add(child);
       keepGroup(child);
@@ -168,33 +172,23 @@ function run(command, args, options) {
  * Resolves with its exit status and, when `held`, its output (stdout and stderr as they came),
  * which otherwise goes to ours as it comes.
  */
-function jest(node, args, { held = false } = {}) {
-  return new Promise((resolve) => {
-    const output = held ? 'pipe' : 'inherit';
-    const child = spawn(node, [JEST, ...args], {
-      cwd: ROOT,
-      detached: true,
+async function jest(node, args, { held = false } = {}) {
+  const output = held ? 'pipe' : 'inherit';
+  const chunks = [];
+  const { status } = await run(
+    node,
+    [JEST, ...args],
+    {
       stdio: ['inherit', output, output],
       env: { ...process.env, PATH: `${dirname(node)}:${process.env.PATH}` },
-    });
-    if (child.pid !== undefined) {
-      running.add(child);
-      keepGroup(child);
-    }
-    const chunks = [];
-    if (held)
-      for (const stream of [child.stdout, child.stderr])
-        stream.on('data', (chunk) => chunks.push(chunk));
-    const text = () => Buffer.concat(chunks).toString('utf8');
-    child.once('error', (error) => {
-      process.stderr.write(`image-runtime: ${node}: ${error.message}\n`);
-      resolve({ status: 1, output: text() });
-    });
-    child.once('close', (code) => {
-      running.delete(child);
-      resolve({ status: code ?? 1, output: text() });
-    });
-  });
+    },
+    (child) => {
+      if (held)
+        for (const stream of [child.stdout, child.stderr])
+          stream.on('data', (chunk) => chunks.push(chunk));
+    },
+  );
+  return { status, output: Buffer.concat(chunks).toString('utf8') };
 }
 
 function imageNode(major, onImageMajor) {

@@ -84,6 +84,26 @@ export function dropRunDatabasesSync(serverUrl: string, run: string): void {
     );
 }
 
+/** A run as the global setup made it (globals.d.ts `__TEST_RUN__`). */
+export interface TestRun {
+  serverUrl: string;
+  name: string;
+  temp: string;
+  embedded: boolean;
+  tornDown: boolean;
+}
+
+/**
+ * Clears what a run made: its databases (on an embedded server, the cluster goes whole), its
+ * temporary folder and its builds. By the teardown, or by the setup's `exit` listener when jest
+ * exits without it.
+ */
+export function clearRun(run: TestRun): void {
+  rmSync(run.temp, { recursive: true, force: true });
+  rmSync(join(RUN_BUILDS, run.name), { recursive: true, force: true });
+  if (!run.embedded) dropRunDatabasesSync(run.serverUrl, run.name);
+}
+
 /**
  * Drops the databases of runs whose process is gone and that started over ABANDONED_AFTER_MS
  * ago: each run's own and its scratch databases (scratchDatabaseName). Returns their names.

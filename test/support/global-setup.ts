@@ -5,8 +5,8 @@ import { exitOnSignal } from '../../src/common/lifecycle/graceful-shutdown';
 import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
 import { migrateDatabase } from '../../src/database/migrate';
 import {
+  clearRun,
   dropAbandonedRunDatabases,
-  dropRunDatabasesSync,
   removeAbandonedClusters,
   removeAbandonedRunFolders,
   RUN_BUILDS,
@@ -104,10 +104,7 @@ let listening = false;
  */
 function clearStoppedRun(): void {
   const run = globalThis.__TEST_RUN__;
-  if (!run || run.tornDown) return;
-  if (!run.embedded) dropRunDatabasesSync(run.serverUrl, run.name);
-  rmSync(run.temp, { recursive: true, force: true });
-  rmSync(join(RUN_BUILDS, run.name), { recursive: true, force: true });
+  if (run && !run.tornDown) clearRun(run);
 }
 
 /**

@@ -1,6 +1,4 @@
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { dropRunDatabasesSync, RUN_BUILDS } from './abandoned-runs';
+import { clearRun } from './abandoned-runs';
 
 /**
  * Drops the run's database and every scratch database named after it (scratchDatabaseName),
@@ -10,9 +8,7 @@ export default async function globalTeardown(): Promise<void> {
   const run = globalThis.__TEST_RUN__;
   if (run) {
     process.env.TMPDIR = process.env.TEST_RUN_TMP_PARENT;
-    rmSync(run.temp, { recursive: true, force: true });
-    rmSync(join(RUN_BUILDS, run.name), { recursive: true, force: true });
-    if (!run.embedded) dropRunDatabasesSync(run.serverUrl, run.name);
+    clearRun(run);
   }
   await globalThis.__EMBEDDED_POSTGRES__?.stop();
   // Last: a teardown stopped half-way leaves the rest to the setup's exit listener.
