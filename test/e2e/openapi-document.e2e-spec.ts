@@ -2,7 +2,13 @@ import { readFile, writeFile } from 'node:fs/promises';
 import type { OpenAPIV3 } from 'openapi-types';
 import { OpenApiDocument, resolveSchema } from '../../bench/support/openapi';
 import { schemaCheck } from '../../bench/support/openapi-schemas';
-import { canonicalJson, OPENAPI_SNAPSHOT, redoclyProblems } from '../support/openapi-snapshot';
+import {
+  canonicalJson,
+  OPENAPI_SNAPSHOT,
+  OWASP_FINDINGS,
+  owaspFindings,
+  redoclyProblems,
+} from '../support/openapi-snapshot';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /** `npm run openapi:snapshot` runs this file with OPENAPI_SNAPSHOT=write to rewrite the copy. */
@@ -33,6 +39,24 @@ const FRACTIONAL = [
   'RedditItem.upvote_ratio',
   'TaskProgress.lifetime_elapsed',
 ].sort();
+
+const OWASP_FINDINGS_HEADER = [
+  '# Spectral with the OWASP ruleset (npm run lint:owasp) on docs/openapi.json: severity, rule, where.',
+  '# Answered in docs/decisions.md, "OWASP lint of the document". Rewritten by npm run openapi:snapshot;',
+  '# a line added in review is a finding the change brought.',
+  '',
+].join('\n');
+
+/** The lines of `lines` left after taking out one of `taken` for each occurrence there. */
+function without(lines: string[], taken: string[]): string[] {
+  const left = new Map<string, number>();
+  for (const line of taken) left.set(line, (left.get(line) ?? 0) + 1);
+  return lines.filter((line) => {
+    const count = left.get(line) ?? 0;
+    left.set(line, count - 1);
+    return count <= 0;
+  });
+}
 
 const INTEGER_FORMATS = ['int32', 'int64'];
 const NUMBER_FORMATS = ['double', 'float'];
@@ -197,6 +221,19 @@ describe('The served OpenAPI document', () => {
       ),
     ).toEqual([]);
   });
+
+  it('has the OWASP lint findings docs/owasp-findings.txt lists, none added and none gone (after an interface change: npm run openapi:snapshot)', async () => {
+    const found = await owaspFindings(document);
+    if (WRITE) await writeFile(OWASP_FINDINGS, `${OWASP_FINDINGS_HEADER}${found.join('\n')}\n`);
+    const listed = (await readFile(OWASP_FINDINGS, 'utf8'))
+      .split('\n')
+      .filter((line) => line !== '' && !line.startsWith('# '));
+    expect(found.length).toBeGreaterThan(0);
+    expect({ added: without(found, listed), gone: without(listed, found) }).toEqual({
+      added: [],
+      gone: [],
+    });
+  }, 180_000);
 
   it('gives every number a format, and types every whole number as an integer', () => {
     const numeric = numericSchemas(document);

@@ -28,6 +28,56 @@ function sortKeys(value: unknown): unknown {
   );
 }
 
+/**
+ * The OWASP lint's findings on the committed document, one a line (`npm run openapi:snapshot`
+ * rewrites it): docs/decisions.md, "OWASP lint of the document", answers them. A finding a change
+ * adds shows in review as a line added here, and fails the test until the file is rewritten.
+ */
+export const OWASP_FINDINGS = join(ROOT, 'docs', 'owasp-findings.txt');
+
+interface SpectralFinding {
+  code: string;
+  path: (string | number)[];
+  /** Spectral's: 0 error, 1 warning, 2 information, 3 hint. */
+  severity: number;
+}
+
+const SEVERITIES = ['error', 'warn', 'info', 'hint'];
+
+/**
+ * Every finding of Spectral with the OWASP ruleset (the pinned CLI, ./.spectral.yaml) in
+ * `document`, as sorted lines `severity rule #/json/pointer`. Not its messages or line numbers,
+ * which move with the tool's wording and the document's layout while the finding stays.
+ */
+export async function owaspFindings(document: unknown): Promise<string[]> {
+  const directory = await mkdtemp(join(tmpdir(), 'openapi-owasp-'));
+  try {
+    const file = join(directory, 'openapi.json');
+    await writeFile(file, canonicalJson(document));
+    const cli = join(ROOT, 'node_modules', '@stoplight', 'spectral-cli', 'dist', 'index.js');
+    const args = [cli, 'lint', '--ruleset', join(ROOT, '.spectral.yaml'), '-f', 'json', '-q', file];
+    // lint exits 1 when it finds errors; its JSON report is on stdout either way.
+    const { stdout } = await promisify(execFile)(process.execPath, args, {
+      timeout: 120_000,
+      maxBuffer: 64 * 1024 * 1024,
+    }).catch((error: { stdout?: string; message: string }) => {
+      if (!error.stdout) throw new Error(`spectral lint did not report: ${error.message}`);
+      return { stdout: error.stdout };
+    });
+    return (JSON.parse(stdout) as SpectralFinding[])
+      .map(({ code, path, severity }) => `${SEVERITIES[severity]} ${code} ${jsonPointer(path)}`)
+      .sort();
+  } finally {
+    await rm(directory, { recursive: true, force: true });
+  }
+}
+
+/** RFC 6901, as a URI fragment: `/` in a key is `~1`, so `/api/v1/keys` stays one segment. */
+function jsonPointer(path: (string | number)[]): string {
+  const segments = path.map((segment) => String(segment).replace(/~/g, '~0').replace(/\//g, '~1'));
+  return `#/${segments.join('/')}`;
+}
+
 export interface LintProblem {
   ruleId: string;
   severity: 'error' | 'warn';
