@@ -111,6 +111,20 @@ describe(writeFileAtomically.name, () => {
     rmSync(directory, { recursive: true, force: true });
   });
 
+  // Datasets hold third parties' posts, names and profiles: not for every local user of the host
+  // to read (they came out 0644 in a 0755 folder: a privacy audit).
+  it('writes the file and the folders it makes readable by owner and group only', async () => {
+    const path = join(directory, 'datasets', 'task.jsonl.gz');
+    const previous = process.umask(0o022);
+    try {
+      await writeFileAtomically(path, async (output) => void output.end('rows'));
+    } finally {
+      process.umask(previous);
+    }
+    expect((await fs.stat(path)).mode & 0o777).toBe(0o640);
+    expect((await fs.stat(join(directory, 'datasets'))).mode & 0o777).toBe(0o750);
+  });
+
   // Durability cannot be watched without pulling the power: what is flushed, and when, can.
   // (A handle's path is read from /proc: these tests run on Linux.)
   it('flushes the file, renames it into place, then flushes the directory, before it returns', async () => {

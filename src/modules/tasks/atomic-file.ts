@@ -58,7 +58,9 @@ export async function writeFileAtomically(
     renameWith = (rename) => rename(),
   }: { partial?: string; renameWith?: RenameWith } = {},
 ): Promise<WrittenFile> {
-  await mkdir(dirname(path), { recursive: true });
+  // Owner and group only: datasets hold third parties' posts and profiles (the umask may take
+  // away more, never add).
+  await mkdir(dirname(path), { recursive: true, mode: 0o750 });
   const hash = createHash('sha256');
   const hashing = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
@@ -66,7 +68,7 @@ export async function writeFileAtomically(
       callback(null, chunk);
     },
   });
-  const stored = pipeline(hashing, createWriteStream(partial));
+  const stored = pipeline(hashing, createWriteStream(partial, { mode: 0o640 }));
   try {
     await Promise.all([
       write(hashing).catch((error: Error) => {
