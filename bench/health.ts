@@ -140,19 +140,27 @@ async function benchmark(options: LoadOptions): Promise<void> {
     const profileRoot = flags.profile ? mkdtempSync(join(tmpdir(), 'bench-health-profile-')) : '';
     const profileDir = (target: Target): string =>
       join(profileRoot, target.replaceAll(' ', '-').toLowerCase());
+    // The service gets the benchmark's own Node flags, as the floors do (forked with them).
     const profileArgs = (target: Target): string[] =>
       profileRoot && PROFILED.includes(target)
         ? ['--cpu-prof', `--cpu-prof-dir=${profileDir(target)}`]
         : [];
     const service = await startServiceProcess(env, {
       stdout: log,
-      nodeArgs: profileArgs('service'),
+      nodeArgs: [...process.execArgv, ...profileArgs('service')],
     });
     closeSync(log);
     let serviceStopped = false;
     cleanups.push(async () => void (serviceStopped || (await service.stop())));
     const key = await createApiKey(service.url, masterKey, 'bench', 'validator');
-    if (database.persistent) cleanups.push(() => deactivateApiKey(service.url, masterKey, key.id));
+    // Through the service, so while it runs: at the run's end before it stops, else at cleanup.
+    let keyLive = database.persistent;
+    const deactivateKey = async (): Promise<void> => {
+      if (!keyLive) return;
+      keyLive = false;
+      await deactivateApiKey(service.url, masterKey, key.id);
+    };
+    cleanups.push(deactivateKey);
 
     const serviceTarget: LoadTarget = {
       url: `${service.url}${HEALTH_PATH}`,
@@ -169,8 +177,9 @@ async function benchmark(options: LoadOptions): Promise<void> {
     await sleep(idleSeconds * 1000);
     const idle = memoryMb(service.child.pid);
 
-    // The floors answer with this very body and content type, so all send the same payload.
-    const floorEnv = fixedResponseEnv(first.text, first.contentType);
+    // The floors answer with this very body and content type, so all send the same payload; they
+    // run in production mode as the service does.
+    const floorEnv = { ...fixedResponseEnv(first.text, first.contentType), NODE_ENV: 'production' };
     // The service's key and budget; each path writes its request lines to a file of its own.
     const pathEnv = (logName: string): NodeJS.ProcessEnv =>
       leastPathEnv({
@@ -225,6 +234,7 @@ async function benchmark(options: LoadOptions): Promise<void> {
     const load = await loadRounds(targets, pids, options);
     const afterLoad = memoryMb(service.child.pid);
     const peak = memoryMb(service.child.pid, 'VmHWM');
+    await deactivateKey();
     // Stopped here so that its log is complete (and its CPU profile written).
     serviceStopped = true;
     await service.stop();
@@ -247,6 +257,8 @@ async function benchmark(options: LoadOptions): Promise<void> {
       idleSeconds,
       logLines,
       cpu: load.cpu,
+      clientCpu: load.clientCpu,
+      nodeFlags: process.execArgv,
       // The load's and the probe's.
       responses: load.serviceResponses + 1,
       profiles,

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp } from '../../src/bootstrap';
@@ -35,7 +35,6 @@ export const BENCH_APP_SETTINGS = {
 
 /** The seed of the benchmarks' validator key: a public test value, like `//Alice`. */
 const BENCH_KEY_SEED = createHash('sha256').update('validator-gateway benchmarks').digest();
-const BENCH_WALLETS = join(tmpdir(), 'validator-gateway-bench-wallets');
 
 /** The key the benchmarked service signs with; devnets list its hotkey as a validator. */
 export function benchValidatorKey(): Sr25519Keypair {
@@ -48,12 +47,13 @@ export function benchValidatorKey(): Sr25519Keypair {
  */
 export function benchAppEnv(databaseUrl: string): { env: NodeJS.ProcessEnv; masterKey: string } {
   const masterKey = `sk_master_bench_${randomBytes(16).toString('hex')}`;
-  // Written afresh: a file left by another run (or user) in the shared directory is not kept.
-  const hotkeyFile = join(BENCH_WALLETS, 'default', 'hotkeys', 'default');
-  rmSync(hotkeyFile, { force: true });
-  createWalletHotkey(hotkeyFile, { seed: BENCH_KEY_SEED });
+  // A folder of this run's, removed as the benchmark exits: two runs at once (or another user's
+  // files) no longer share one fixed folder, which each run emptied and none removed.
+  const wallets = mkdtempSync(join(tmpdir(), 'validator-gateway-bench-wallets-'));
+  process.once('exit', () => rmSync(wallets, { recursive: true, force: true }));
+  createWalletHotkey(join(wallets, 'default', 'hotkeys', 'default'), { seed: BENCH_KEY_SEED });
   // Production needs a metagraph source: a subnet without neurons, unless the bench sets one.
-  const emptyMetagraph = join(BENCH_WALLETS, 'empty-metagraph.json');
+  const emptyMetagraph = join(wallets, 'empty-metagraph.json');
   writeFileSync(emptyMetagraph, JSON.stringify({ netuid: 13, block: 0, neurons: [] }));
   return {
     masterKey,
@@ -62,7 +62,7 @@ export function benchAppEnv(databaseUrl: string): { env: NodeJS.ProcessEnv; mast
       ...BENCH_APP_SETTINGS,
       DATABASE_URL: databaseUrl,
       MASTER_KEY: masterKey,
-      BT_WALLET_PATH: BENCH_WALLETS,
+      BT_WALLET_PATH: wallets,
       METAGRAPH_FILE: emptyMetagraph,
     },
   };

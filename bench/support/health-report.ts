@@ -19,6 +19,22 @@ export const TARGETS = [
 export type Target = (typeof TARGETS)[number];
 
 /**
+ * The order round `index` (1-based) runs the targets in. Each round starts one place later, so
+ * no target always runs first, last or after the heaviest one (a position's effect would be a
+ * bias the medians keep, not noise). Bare Nest and the service run next to each other, swapping
+ * places each round: their ratio, the target's, compares neighbours in time.
+ */
+export function roundOrder(index: number): Target[] {
+  const pair: Target[] = index % 2 === 1 ? ['bare Nest', 'service'] : ['service', 'bare Nest'];
+  const units: Target[][] = [
+    ...TARGETS.filter((target) => !pair.includes(target)).map((target) => [target]),
+    pair,
+  ];
+  const start = (index - 1) % units.length;
+  return [...units.slice(start), ...units.slice(0, start)].flat();
+}
+
+/**
  * The targets of issue 14: the service at ≥ 80 % of the bare Nest route on the same Express
  * adapter, idle in ≤ 150 MB.
  */
@@ -35,6 +51,10 @@ export interface Findings {
   logLines: number;
   /** Share of one core the server used during each of its rounds. */
   cpu: Record<Target, number[]>;
+  /** Share of one core the load generator (this process) used during each target's rounds. */
+  clientCpu: Record<Target, number[]>;
+  /** The Node flags every server ran with (the benchmark's own, then `--cpu-prof`'s). */
+  nodeFlags: string[];
   responses: number;
   profiles: Profile[];
 }
@@ -46,12 +66,54 @@ export interface Profile {
   microsPerResponse: number;
 }
 
+/** A ratio taken round by round: its median and the smallest and largest round's. */
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+}
+
+/**
+ * `over[i] / under[i]` for each round i, summed up. Both numbers of a ratio come from one round:
+ * the rounds interleave the targets so that the machine's drifts hit both alike, and a ratio of
+ * two medians could pair one target's round 2 with the other's round 3 (a methods audit saw
+ * 0.971 "within 80 %" printed where the rounds' own ratios were 0.718, 0.728 and 1.020).
+ */
+export function pairedRatio(over: readonly number[], under: readonly number[]): Spread {
+  if (over.length !== under.length) throw new Error('paired ratio of unequal rounds');
+  const ratios = over.map((value, i) => value / under[i]);
+  return { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) };
+}
+
+/** `0.455 (rounds 0.455–0.709)`. */
+export function formatSpread({ median: middle, min, max }: Spread): string {
+  return `${middle.toFixed(3)} (rounds ${min.toFixed(3)}–${max.toFixed(3)})`;
+}
+
+/**
+ * MET when every round's ratio reaches `share`, MISSED when none does, UNDECIDED when the rounds
+ * fall on both sides of it: noise then decides, and another run (or more rounds) is what helps.
+ */
+export function verdict({ min, max }: Spread, share: number): 'MET' | 'MISSED' | 'UNDECIDED' {
+  if (min >= share) return 'MET';
+  return max < share ? 'MISSED' : 'UNDECIDED';
+}
+
 /** Prints the table, the ratios and the targets' verdicts of a run. */
 export function report(
   options: LoadOptions,
   rounds: Record<Target, Round[]>,
   found: Findings,
 ): void {
+  process.stdout.write(reportLines(options, rounds, found).join('\n'));
+}
+
+/** The report's lines (report prints them). */
+export function reportLines(
+  options: LoadOptions,
+  rounds: Record<Target, Round[]>,
+  found: Findings,
+): string[] {
   const summary = Object.fromEntries(TARGETS.map((t) => [t, summarize(rounds[t])])) as Record<
     Target,
     Round
@@ -64,55 +126,64 @@ export function report(
       'p99 ms',
       'server CPU',
       'CPU µs/response',
+      'client CPU',
       'bytes/response',
       'req/s per round',
     ],
   ];
+  const rps = (target: Target): number[] => rounds[target].map((round) => round.rps);
   // CPU time per response moves less with the machine's noise than req/s does: each round's
-  // server CPU (every thread, from /proc) over its responses, median over rounds.
-  const cpuMicros = Object.fromEntries(
-    TARGETS.map((target) => [
-      target,
-      median(found.cpu[target].map((share, i) => (1e6 * share) / rounds[target][i].rps)),
-    ]),
-  ) as Record<Target, number>;
+  // server CPU (every thread, from /proc) over its responses.
+  const cpuMicros = (target: Target): number[] =>
+    found.cpu[target].map((share, i) => (1e6 * share) / rounds[target][i].rps);
   for (const target of TARGETS) {
     const s = summary[target];
-    const perRound = rounds[target].map((r) => formatInt(r.rps)).join(' / ');
     rows.push([
       target,
       formatInt(s.rps),
       formatMs(s.p50),
       formatMs(s.p99),
       `${(100 * median(found.cpu[target])).toFixed(0)} %`,
-      cpuMicros[target].toFixed(1),
+      median(cpuMicros(target)).toFixed(1),
+      `${(100 * median(found.clientCpu[target])).toFixed(0)} %`,
       formatInt(s.bytesPerResponse),
-      perRound,
+      rps(target)
+        .map((value) => formatInt(value))
+        .join(' / '),
     ]);
   }
-  const share = summary.service.rps / summary['bare Nest'].rps;
-  const leanShare = summary['lean path'].rps / summary['bare Nest'].rps;
-  const guardsShare = summary['lean in guards'].rps / summary['bare Nest'].rps;
-  const within = (ratio: number): string =>
-    `${ratio >= TARGET_SHARE_OF_NEST ? 'within' : 'beyond'} ${100 * TARGET_SHARE_OF_NEST} %`;
+  const byRps = (over: Target, under: Target): Spread => pairedRatio(rps(over), rps(under));
+  // Bare Nest's CPU time over the target's: the share of the floor's rate its CPU would allow.
+  const byCpu = (target: Target): string =>
+    formatSpread(pairedRatio(cpuMicros('bare Nest'), cpuMicros(target)));
+  const share = byRps('service', 'bare Nest');
+  const leanShare = byRps('lean path', 'bare Nest');
+  const guardsShare = byRps('lean in guards', 'bare Nest');
+  const within = (ratio: Spread): string =>
+    ({ MET: 'within', MISSED: 'beyond', UNDECIDED: 'on both sides of' })[
+      verdict(ratio, TARGET_SHARE_OF_NEST)
+    ] + ` ${100 * TARGET_SHARE_OF_NEST} %`;
   const { started, idle, afterLoad, peak } = found.rss;
-  const met = (ok: boolean): string => (ok ? 'MET' : 'MISSED');
   const settings = Object.entries(BENCH_APP_SETTINGS)
     .filter(([name]) => name !== 'LOG_LEVEL')
     .map(([name, value]) => `${name}=${value}`);
-  const lines = [
+  const client = median(TARGETS.flatMap((target) => found.clientCpu[target]));
+  return [
     '',
     `GET ${HEALTH_PATH}: the service (validator key) vs a bare Nest route vs bare node:http, same ${found.bodyBytes}-byte JSON body`,
     `command:  ${commandLine()}`,
     `machine:  ${machineLine()}`,
-    `load:     autocannon on 127.0.0.1, ${options.connections} connections, ${options.warmupSeconds} s warm-up ` +
-      `per target, then ${options.rounds} rounds of ${options.seconds} s alternating the targets; medians over rounds`,
+    `load:     autocannon in this process on 127.0.0.1, ${options.connections} connections, ${options.warmupSeconds} s warm-up ` +
+      `per target, then ${options.rounds} rounds of ${options.seconds} s alternating the targets, each round starting one ` +
+      'place later (bare Nest and the service side by side); ratios taken round by round, their median and range',
+    `node:     every server ${found.nodeFlags.length ? `with ${found.nodeFlags.join(' ')}` : 'without flags'}, NODE_ENV=production`,
     `service:  node dist-dev/src/main.js, LOG_LEVEL=info ${settings.join(' ')}`,
     `          full path: helmet, request id, metrics, key check (cached), throttler, access guard, ` +
       `one pino line per request`,
     `          throttler: ${found.redis ? `Redis (${found.redis}), as deployed` : 'in memory (no Redis answered on REDIS_URL or 127.0.0.1:6379)'}; ` +
       `RATE_LIMIT_VALIDATOR=${BENCH_APP_SETTINGS.RATE_LIMIT_VALIDATOR}: measures throughput, not the 1000/hour budget`,
-    `          log: ${formatInt(found.logLines)} request lines written (JSON, to a file) for ${formatInt(found.responses)} responses`,
+    `          log: ${formatInt(found.logLines)} request lines written (JSON, to a file) for ${formatInt(found.responses)} responses ` +
+      '(autocannon leaves out the requests still in flight when each run ends; the service logs those too)',
     `bare Nest: NestFactory.create on the service's Express adapter (ExpressServerAdapter), one GET route, no body parser, middleware or guards`,
     `stock Nest: the same on Nest's own ExpressAdapter (for reference: what the adapter saves)`,
     `least path: bare Nest behind one middleware doing the least the full path needs (key digest in a map, window count in a map, ` +
@@ -125,80 +196,117 @@ export function report(
     '',
     table(rows),
     '',
-    `least path/bare Nest: req/s ${(summary['least path'].rps / summary['bare Nest'].rps).toFixed(3)} ` +
+    `least path/bare Nest: req/s ${formatSpread(byRps('least path', 'bare Nest'))} ` +
       `(what the full path's behaviours cost, done the plainest way); service/least path: req/s ` +
-      `${(summary.service.rps / summary['least path'].rps).toFixed(3)} (what the service's way of doing them, and what it does besides, costs)`,
-    `lean path/bare Nest: req/s ${leanShare.toFixed(3)} (the target's behaviours with the least work we found: ` +
-      `${within(leanShare)}); service/lean path: req/s ${(summary.service.rps / summary['lean path'].rps).toFixed(3)}`,
-    `lean in guards/bare Nest: req/s ${guardsShare.toFixed(3)} (the same in the service's structure: ${within(guardsShare)}); ` +
-      `service/lean in guards: req/s ${(summary.service.rps / summary['lean in guards'].rps).toFixed(3)}`,
-    `by CPU time per response (bare Nest's over each one's): lean path ` +
-      `${(cpuMicros['bare Nest'] / cpuMicros['lean path']).toFixed(3)}, lean in guards ` +
-      `${(cpuMicros['bare Nest'] / cpuMicros['lean in guards']).toFixed(3)}, service ` +
-      `${(cpuMicros['bare Nest'] / cpuMicros.service).toFixed(3)}`,
-    `service/bare Nest: req/s ${share.toFixed(3)}; service/stock Nest: req/s ` +
-      `${(summary.service.rps / summary['stock Nest'].rps).toFixed(3)}; service/bare node: req/s ` +
-      `${(summary.service.rps / summary['bare node'].rps).toFixed(3)}`,
+      `${formatSpread(byRps('service', 'least path'))} (what the service's way of doing them, and what it does besides, costs)`,
+    `lean path/bare Nest: req/s ${formatSpread(leanShare)} (the target's behaviours with the least work we found: ` +
+      `${within(leanShare)}); service/lean path: req/s ${formatSpread(byRps('service', 'lean path'))}`,
+    `lean in guards/bare Nest: req/s ${formatSpread(guardsShare)} (the same in the service's structure: ${within(guardsShare)}); ` +
+      `service/lean in guards: req/s ${formatSpread(byRps('service', 'lean in guards'))}`,
+    `by CPU time per response (bare Nest's over each one's; steadier than req/s on a busy machine): lean path ` +
+      `${byCpu('lean path')}, lean in guards ${byCpu('lean in guards')}, service ${byCpu('service')}`,
+    `service/bare Nest: req/s ${formatSpread(share)}; service/stock Nest: req/s ` +
+      `${formatSpread(byRps('service', 'stock Nest'))}; service/bare node: req/s ` +
+      `${formatSpread(byRps('service', 'bare node'))}`,
     `service RSS: idle ${idle.toFixed(0)} MB (${found.idleSeconds} s after start-up, before load; ` +
       `${started.toFixed(0)} MB right after start-up), ${afterLoad.toFixed(0)} MB right after the load, ` +
       `peak ${peak.toFixed(0)} MB`,
-    `service ≥ ${100 * TARGET_SHARE_OF_NEST} % of bare Nest (same adapter): ${met(share >= TARGET_SHARE_OF_NEST)} (${(100 * share).toFixed(1)} %)`,
-    `idle RSS ≤ ${TARGET_IDLE_RSS_MB} MB: ${met(idle <= TARGET_IDLE_RSS_MB)} (${idle.toFixed(0)} MB)`,
+    `service ≥ ${100 * TARGET_SHARE_OF_NEST} % of bare Nest (same adapter, round by round): ${verdict(share, TARGET_SHARE_OF_NEST)} ` +
+      `(${(100 * share.median).toFixed(1)} %; rounds ${(100 * share.min).toFixed(1)}–${(100 * share.max).toFixed(1)} %)`,
+    `idle RSS ≤ ${TARGET_IDLE_RSS_MB} MB: ${idle <= TARGET_IDLE_RSS_MB ? 'MET' : 'MISSED'} (${idle.toFixed(0)} MB)`,
     ...found.profiles.map(
       ({ target, dir, microsPerResponse }) =>
-        `CPU profile of ${target}: ${dir}; main thread busy ${microsPerResponse.toFixed(1)} µs per response in the rounds`,
+        `CPU profile of ${target}: ${dir}; main thread busy (wall time not idle, not CPU time) ` +
+        `${microsPerResponse.toFixed(1)} µs per response in the rounds`,
     ),
     ...driftWarnings(rounds),
-    // Each path is the bare route plus work: faster than it only when the floor's run was
-    // disturbed, which makes every ratio against it wrong.
-    ...(['least path', 'lean path', 'lean in guards'] as const)
-      .filter((path) => summary[path].rps > summary['bare Nest'].rps)
-      .map((path) => `warning:  the ${path} outran bare Nest: the floor was disturbed; run again`),
+    ...outranWarnings(rounds),
+    ...(client >= CLIENT_CPU_WARNING
+      ? [
+          `warning:  the load generator used ${formatPercent(client)} of a core (median of its rounds): it may hold ` +
+            'the rates down more than the servers do; read the CPU-time ratios, or run with fewer other processes',
+        ]
+      : []),
     '',
   ];
-  process.stdout.write(lines.join('\n'));
 }
 
-/** How far a target may fall beyond bare node's fall and still be read as the machine's. */
-const MACHINE_FALL_MARGIN = 0.1;
+/**
+ * The load generator's share of a core beyond which it may be what limits the rates: it runs in
+ * this process, beside the servers, on the same cores.
+ */
+const CLIENT_CPU_WARNING = 0.8;
 
 /**
- * Medians hide a trend: a rate that keeps falling round after round means either that a
+ * Each path is the bare route plus work: faster than it in a round only when the floor's run was
+ * disturbed, which makes that round's ratios against it wrong. Looked at round by round: a
+ * disturbed round need not move a median.
+ */
+export function outranWarnings(rounds: Record<Target, Round[]>): string[] {
+  const floor = rounds['bare Nest'];
+  return (['least path', 'lean path', 'lean in guards'] as const).flatMap((path) =>
+    rounds[path].flatMap((round, i) =>
+      round.rps > floor[i].rps
+        ? [
+            `warning:  the ${path} outran bare Nest in round ${i + 1} (${formatInt(round.rps)} vs ` +
+              `${formatInt(floor[i].rps)} req/s): that round's floor was disturbed; run again`,
+          ]
+        : [],
+    ),
+  );
+}
+
+/** How far a target may move beyond bare node's move and still be read as the machine's. */
+const MACHINE_MOVE_MARGIN = 0.1;
+
+/**
+ * Medians hide a trend. A rate that keeps falling round after round means either that a
  * per-request cost grows during the run (then the result depends on how long the benchmark ran)
- * or that the machine slowed. Bare node's work per request cannot grow, and the rounds alternate
- * the targets, so bare node's fall over the same rounds is the machine's: a target that fell no
- * further than it is not blamed for it. Three rounds cannot tell a growing cost from a burst
- * that hit one target's rounds only, so a fall beyond bare node's asks for another run too.
+ * or that the machine slowed; one that keeps rising, that the warm-up was too short or that the
+ * machine freed up. Bare node's work per request cannot change, and the rounds alternate the
+ * targets, so bare node's move over the same rounds is the machine's: a target that moved no
+ * further the same way is not blamed for it. Three rounds cannot tell a growing cost from a burst
+ * that hit one target's rounds only, so a move beyond bare node's asks for another run too.
  */
 export function driftWarnings(rounds: Record<Target, Round[]>): string[] {
   const machine = change(rounds['bare node']);
   return TARGETS.flatMap((target) => {
-    const fell = steadyFall(rounds[target]);
-    if (fell === undefined) return [];
-    const head = `warning:  ${target} req/s fell ${formatPercent(fell)} from round 1 to ${rounds[target].length}`;
+    const moved = steadyMove(rounds[target]);
+    if (moved === undefined) return [];
+    const fell = moved > 0;
+    const head =
+      `warning:  ${target} req/s ${fell ? 'fell' : 'rose'} ${formatPercent(Math.abs(moved))} ` +
+      `from round 1 to ${rounds[target].length}`;
     if (target === 'bare node') {
-      return [`${head}: its work per request cannot grow, so the machine slowed; run again`];
-    }
-    if (fell <= machine + MACHINE_FALL_MARGIN) {
       return [
-        `${head}, as bare node's did (${formatPercent(machine)}): the machine slowed; run again`,
+        `${head}: its work per request cannot change, so the machine ${fell ? 'slowed' : 'freed up'}; run again`,
       ];
     }
+    // The machine's move the same way, or none.
+    const machineSameWay = fell ? Math.max(machine, 0) : Math.max(-machine, 0);
+    if (Math.abs(moved) <= machineSameWay + MACHINE_MOVE_MARGIN) {
+      return [
+        `${head}, as bare node's did (${formatPercent(Math.abs(machine))}): the machine ${fell ? 'slowed' : 'freed up'}; run again`,
+      ];
+    }
+    const why = fell
+      ? 'a per-request cost may grow during the run, or only its rounds were disturbed'
+      : 'its warm-up may be too short, or only its first rounds were disturbed';
     return [
-      `${head}, bare node's ${machine < 0 ? 'rose' : 'fell'} ${formatPercent(Math.abs(machine))}: ` +
-        'a per-request cost may grow during the run, or only its rounds were disturbed; run again',
+      `${head}, bare node's ${machine < 0 ? 'rose' : 'fell'} ${formatPercent(Math.abs(machine))}: ${why}; run again`,
     ];
   });
 }
 
 /**
- * The share lost from the first round to the last, when each round was slower than the one
- * before and 15 % or more was lost; otherwise undefined.
+ * The share lost from the first round to the last (negative: gained), when each round moved the
+ * same way as the one before and 15 % or more was lost or gained; otherwise undefined.
  */
-function steadyFall(rounds: Round[]): number | undefined {
+function steadyMove(rounds: Round[]): number | undefined {
   const falling = rounds.every((round, i) => i === 0 || round.rps < rounds[i - 1].rps);
-  const fell = change(rounds);
-  return rounds.length >= 2 && falling && fell >= 0.15 ? fell : undefined;
+  const rising = rounds.every((round, i) => i === 0 || round.rps > rounds[i - 1].rps);
+  const moved = change(rounds);
+  return rounds.length >= 2 && (falling || rising) && Math.abs(moved) >= 0.15 ? moved : undefined;
 }
 
 /** The share lost from the first round to the last (negative when the last was faster). */
