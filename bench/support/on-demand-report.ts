@@ -134,7 +134,7 @@ export function report(result: OnDemandRun, options: OnDemandOptions): string {
       `(the quorum waits for it): direct p50 ${ms(baseline.p50)} ms, p99 ${ms(baseline.p99)} ms`,
     `p99 − baseline: ${ms(p99 - baseline.p50)} ms over its p50 (${ms(p99 - baseline.p99)} over p99)`,
     `target:   p99 ≤ baseline p50 + ${MARGIN_MS} ms = ${ms(target)} ms: ` +
-      `${p99 <= target ? 'MET' : 'MISSED'} (p99 ${ms(p99)} ms)`,
+      `${onDemandVerdict(p99, ideal99, target)} (p99 ${ms(p99)} ms)`,
     `gateway over the ideal quorum: p50 ${delta(p50 - ideal50)}, p99 ${delta(p99 - ideal99)}` +
       (ideal99 > target
         ? '; even the ideal quorum misses it: the devnet on this machine is the limit'
@@ -180,4 +180,19 @@ function withTasksLines(
     `          during it: ${withTasks.minerCalls} OnDemandRequest calls to the miners, ${userCalls} ` +
       `of them the users' queries; tasks behind ${withTasks.behindBefore} → ${withTasks.behind}`,
   ];
+}
+
+/**
+ * MET or MISSED by the gateway's p99, but UNDECIDED when it missed while the ideal quorum (the
+ * miners asked straight, no gateway, at the same load in the same run) missed too: the devnet on
+ * this machine then sets the pace, and the run says nothing of the gateway (a methods audit saw
+ * MISSED at 540 ms where the ideal quorum's p99 was 303 ms against a 188 ms target).
+ */
+export function onDemandVerdict(
+  p99: number,
+  idealP99: number,
+  target: number,
+): 'MET' | 'MISSED' | 'UNDECIDED' {
+  if (p99 <= target) return 'MET';
+  return idealP99 > target ? 'UNDECIDED' : 'MISSED';
 }
