@@ -34,16 +34,28 @@ const { values: flags } = benchFlags({
 const calls = numberSetting(flags.calls ?? process.env.BENCH_CALLS, 'BENCH_CALLS', 500, true);
 const rounds = numberSetting(flags.rounds ?? process.env.BENCH_ROUNDS, 'BENCH_ROUNDS', 7, true);
 
-/** Median over `rounds` of the mean time of one `run()` in a round of `calls`, in ms. */
-function measure(run: (index: number) => unknown): number {
-  for (let index = 0; index < Math.min(50, calls); index++) run(index);
-  const means: number[] = [];
+/**
+ * For each of `runs`, the median over `rounds` of the mean time of one call in a round of
+ * `calls`, in ms. The rounds alternate the runs (ours, then the baseline, then ours…), so that a
+ * slow spell of the machine hits both sides of a ratio alike.
+ */
+function measure<Name extends string>(
+  runs: Record<Name, (index: number) => unknown>,
+): Record<Name, number> {
+  const entries = Object.entries(runs) as [Name, (index: number) => unknown][];
+  for (const [, run] of entries)
+    for (let index = 0; index < Math.min(50, calls); index++) run(index);
+  const means = new Map<Name, number[]>(entries.map(([name]) => [name, []]));
   for (let round = 0; round < rounds; round++) {
-    const started = performance.now();
-    for (let index = 0; index < calls; index++) run(index);
-    means.push((performance.now() - started) / calls);
+    for (const [name, run] of entries) {
+      const started = performance.now();
+      for (let index = 0; index < calls; index++) run(index);
+      means.get(name)?.push((performance.now() - started) / calls);
+    }
   }
-  return percentile(means, 0.5);
+  return Object.fromEntries(
+    entries.map(([name]) => [name, percentile(means.get(name) ?? [], 0.5)]),
+  ) as Record<Name, number>;
 }
 
 async function main(): Promise<void> {
@@ -100,14 +112,20 @@ async function main(): Promise<void> {
   let next = 0;
 
   const rows = {
-    buildOurs: measure(() => request()),
-    signOurs: measure(() => gateway.sign(bytes)),
-    signJs: measure(() => sr25519Sign(bytes, jsPair)),
-    verifyOurs: measure(() => verifySignature(message, signature, gateway.address)),
-    verifyJs: measure(() => sr25519Verify(bytes, jsSignature, gateway.publicKey)),
-    axonCheck: measure(() => {
-      const { url, headers, body } = signed[next++ % signed.length];
-      if (!guard.check(new URL(url).pathname, headers, body).ok) throw new Error('refused');
+    ...measure({ buildOurs: () => request() }),
+    ...measure({
+      signOurs: () => gateway.sign(bytes),
+      signJs: () => sr25519Sign(bytes, jsPair),
+    }),
+    ...measure({
+      verifyOurs: () => verifySignature(message, signature, gateway.address),
+      verifyJs: () => sr25519Verify(bytes, jsSignature, gateway.publicKey),
+    }),
+    ...measure({
+      axonCheck: () => {
+        const { url, headers, body } = signed[next++ % signed.length];
+        if (!guard.check(new URL(url).pathname, headers, body).ok) throw new Error('refused');
+      },
     }),
   };
   if (!verifySignature(message, u8aToHex(jsSignature), gateway.address))
@@ -121,7 +139,7 @@ async function main(): Promise<void> {
       'Signing a miner call: ours (WebAssembly schnorrkel) beside pure-JS sr25519, in one run',
       `command:  ${commandLine()}`,
       `machine:  ${machineLine()}`,
-      `method:   median over ${rounds} rounds of the mean of ${calls} calls, after a warm-up`,
+      `method:   median over ${rounds} rounds of the mean of ${calls} calls, after a warm-up; ours and pure JS in alternate rounds`,
       '',
       table([
         ['per call', 'ours ms', 'pure JS ms', 'ours faster'],
