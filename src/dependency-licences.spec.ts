@@ -18,6 +18,9 @@ const PERMITTED = new Set([
   '0BSD',
   'BlueOak-1.0.0',
   'Python-2.0',
+  // argparse 3's (js-yaml's dependency; a dependency drift audit's `npm update` brought it):
+  // the Python Software Foundation licence, permissive as its Python-2.0 is.
+  'PSF-2.0',
   '(MIT AND BSD-3-Clause)',
 ]);
 

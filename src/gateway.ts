@@ -111,7 +111,9 @@ async function startGateway(
     else return false;
     return true;
   });
-  loadDotEnv();
+  // quiet: dotenv 17 and later print a line to stderr at every load, .env or none (a
+  // dependency drift audit: the start's output is a contract, startup.e2e-spec).
+  loadDotEnv({ quiet: true });
   const config = loadConfig();
   await checkDataDirectory(config.dataDir);
   const master = resolveMasterKey(config.masterKey, config.dataDir);

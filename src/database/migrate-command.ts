@@ -52,7 +52,9 @@ export async function runMigrationCommand(
 }
 
 if (require.main === module) {
-  loadDotEnv();
+  // quiet: dotenv 17 and later print a line to stderr at every load, .env or none (a
+  // dependency drift audit: the start's output is a contract, startup.e2e-spec).
+  loadDotEnv({ quiet: true });
   void runMigrationCommand(process.env, {
     stdout: (line) => process.stdout.write(`${line}\n`),
     stderr: (line) => process.stderr.write(`${line}\n`),
