@@ -1,11 +1,11 @@
 /**
  * What a task's Parquet file costs beside its JSON lines file (the baseline, which compiling
  * wrote before): time to write, bytes, how long the writer stalls the event loop the API
- * shares (max and p99 of the loop's delay while writing) and the process's peak resident memory
- * while writing (a worker thread's included). Then what a download's check of the bytes it sends
+ * shares (max and p99 of the loop's delay while writing) and how far the process's resident
+ * memory rose over its level before the write (a worker thread's included). Then what a download's check of the bytes it sends
  * costs (recordedBytes: counted and hashed, the last chunk held back) beside the file's plain
- * read stream, reading each file DOWNLOAD_READS times a round. Devnet X items; medians of
- * rounds.
+ * read stream, reading each file DOWNLOAD_READS times a round, the two ways alternating. Devnet X
+ * items; medians of rounds.
  * Run: npm run bench:datasets [-- --rows 20000 --rounds 3] (or BENCH_ROWS, BENCH_ROUNDS).
  */
 import { createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -32,14 +32,18 @@ interface Run {
   bytes: number;
   stallMaxMs: number;
   stallP99Ms: number;
-  peakRssMb: number;
+  /** The peak's rise over the RSS just before the write: what this writer added. */
+  rssRiseMb: number;
 }
 
 async function measure(write: () => Promise<{ bytes: number }>): Promise<Run> {
   const delay = monitorEventLoopDelay({ resolution: 5 });
   delay.enable();
   // Sampled on the event loop: a stall hides what it allocates only until the next sample.
-  let peakRss = process.memoryUsage.rss();
+  // Measured from the level before the write, so that the corpus, and whatever the previous
+  // writer left, count for neither (a methods audit: the absolute peak compared little).
+  const before = process.memoryUsage.rss();
+  let peakRss = before;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage.rss())), 5);
   const started = performance.now();
   try {
@@ -51,7 +55,7 @@ async function measure(write: () => Promise<{ bytes: number }>): Promise<Run> {
       bytes,
       stallMaxMs: delay.max / 1e6,
       stallP99Ms: delay.percentile(99) / 1e6,
-      peakRssMb: peakRss / 2 ** 20,
+      rssRiseMb: (peakRss - before) / 2 ** 20,
     };
   } finally {
     clearInterval(sampler);
@@ -66,15 +70,26 @@ async function drain(stream: Readable): Promise<void> {
   for await (const chunk of stream) void chunk;
 }
 
-/** Median over the rounds of the ms to read `path` DOWNLOAD_READS times through `open`. */
-async function readMs(path: string, open: (path: string) => Readable): Promise<number> {
-  const times: number[] = [];
+/**
+ * Median over the rounds of the ms to read `path` DOWNLOAD_READS times through each way of
+ * `opens`, the ways alternating within each round.
+ */
+async function readMs<Way extends string>(
+  path: string,
+  opens: Record<Way, (path: string) => Readable>,
+): Promise<Record<Way, number>> {
+  const ways = Object.entries(opens) as [Way, (path: string) => Readable][];
+  const times = new Map<Way, number[]>(ways.map(([way]) => [way, []]));
   for (let round = 0; round < rounds; round++) {
-    const started = performance.now();
-    for (let read = 0; read < DOWNLOAD_READS; read++) await drain(open(path));
-    times.push(performance.now() - started);
+    for (const [way, open] of ways) {
+      const started = performance.now();
+      for (let read = 0; read < DOWNLOAD_READS; read++) await drain(open(path));
+      times.get(way)?.push(performance.now() - started);
+    }
   }
-  return percentile(times, 0.5);
+  return Object.fromEntries(
+    ways.map(([way]) => [way, percentile(times.get(way) ?? [], 0.5)]),
+  ) as Record<Way, number>;
 }
 
 function medianRun(runs: Run[]): Run {
@@ -84,7 +99,7 @@ function medianRun(runs: Run[]): Run {
     bytes: runs[0].bytes,
     stallMaxMs: median((run) => run.stallMaxMs),
     stallP99Ms: median((run) => run.stallP99Ms),
-    peakRssMb: Math.max(...runs.map((run) => run.peakRssMb)),
+    rssRiseMb: median((run) => run.rssRiseMb),
   };
 }
 
@@ -112,14 +127,12 @@ async function main(): Promise<void> {
     ]) {
       const bytes = statSync(path).size;
       const sha256 = (await sha256OnDisk(path))!;
-      reads.push({
-        file,
-        bytes,
-        plainMs: await readMs(path, (at) => createReadStream(at)),
-        checkedMs: await readMs(path, (at) =>
+      const { plain, checked } = await readMs(path, {
+        plain: (at) => createReadStream(at),
+        checked: (at) =>
           recordedBytes(createReadStream(at), bytes, { sha256, onHashed: () => undefined }),
-        ),
       });
+      reads.push({ file, bytes, plainMs: plain, checkedMs: checked });
     }
   } finally {
     rmSync(directory, { recursive: true, force: true });
@@ -133,17 +146,18 @@ async function main(): Promise<void> {
       `command:  ${commandLine()}`,
       `machine:  ${machineLine()}`,
       `method:   median over ${rounds} rounds; stalls are the event loop's delay while writing;`,
-      `          peak RSS is the process's, sampled every 5 ms while writing, highest of the rounds`,
+      `          RSS rise is the process's peak while writing (sampled every 5 ms) over its RSS just`,
+      `          before; Parquet is made from the JSON lines file, so each round writes that first`,
       '',
       table([
-        ['file', 'write ms', 'bytes', 'stall max ms', 'stall p99 ms', 'peak RSS MB'],
+        ['file', 'write ms', 'bytes', 'stall max ms', 'stall p99 ms', 'RSS rise MB'],
         [
           'Parquet (from the JSON lines file)',
           ms(ours.ms),
           formatInt(ours.bytes),
           ms(ours.stallMaxMs),
           ms(ours.stallP99Ms),
-          ms(ours.peakRssMb),
+          ms(ours.rssRiseMb),
         ],
         [
           'JSON lines, gzip (baseline)',
@@ -151,12 +165,12 @@ async function main(): Promise<void> {
           formatInt(baseline.bytes),
           ms(baseline.stallMaxMs),
           ms(baseline.stallP99Ms),
-          ms(baseline.peakRssMb),
+          ms(baseline.rssRiseMb),
         ],
       ]),
       '',
       `Reading each file for a download, ${DOWNLOAD_READS} times a round: checked as sent (ours) beside`,
-      "the file's plain read stream (baseline); median over the rounds",
+      "the file's plain read stream (baseline), alternating; median over the rounds",
       '',
       table([
         ['file', 'bytes', 'checked ms', 'plain ms', 'checked / plain', 'checked MB/s'],
