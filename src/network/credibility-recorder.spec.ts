@@ -1,7 +1,7 @@
-import { AppConfig } from '../config/app-config';
 import { CredibilityRecorder, foldObservation } from './credibility-recorder';
 import { MetagraphService } from './metagraph/metagraph.service';
 import { CredibilityUpdate, MinersRepository } from './miners.repository';
+import { testConfig } from '../../test/support/test-config';
 
 /** A recorder over a fake repository whose state writes take 20 ms. */
 function recorder() {
@@ -24,7 +24,7 @@ function recorder() {
     updateCredibility: () => undefined,
     updateState: () => undefined,
   } as unknown as MetagraphService;
-  const config = { network: { credibilityAlpha: 0.5 } } as unknown as AppConfig;
+  const config = testConfig({ network: { credibilityAlpha: 0.5 } });
   return { recorder: new CredibilityRecorder(repository, metagraph, config), written, states };
 }
 

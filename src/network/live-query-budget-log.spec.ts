@@ -1,6 +1,5 @@
 import { Clock } from '../common/clock/clock';
 import { MetricsService } from '../common/metrics/metrics.service';
-import { AppConfig } from '../config/app-config';
 import { linesLoggedBy } from '../../test/support/logging-context';
 import { CredibilityRecorder } from './credibility-recorder';
 import { LiveQueryService } from './live-query.service';
@@ -8,6 +7,7 @@ import { MetagraphService } from './metagraph/metagraph.service';
 import { ServingMiner } from './miner.entity';
 import { CallBudgets } from './transport/call-budgets';
 import { MinerClient } from './transport/miner-client';
+import { testConfig } from '../../test/support/test-config';
 
 const FREE_AT = new Date('2026-01-15T12:20:00Z');
 const miners = [1, 2, 3].map((uid) => ({ uid, hotkey: `hk${uid}` }) as ServingMiner);
@@ -31,7 +31,7 @@ function linesAt(level: string) {
     {} as MinerClient,
     {} as CredibilityRecorder,
     budgets,
-    {} as AppConfig,
+    testConfig(),
     new MetricsService(),
     new Clock(),
   );

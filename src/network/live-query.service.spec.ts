@@ -15,6 +15,7 @@ import { MinerTarget, replyOf } from './transport/miner-reply';
 import { BudgetUnreadableError, MinerCallError } from './transport/miner-failures';
 import { MinerFailureReason } from './query-failures';
 import { sample } from '../../test/support/prometheus-text';
+import { testConfig } from '../../test/support/test-config';
 
 const corpus = generateCorpus({
   seed: 13,
@@ -83,9 +84,9 @@ function setUp(scripts: MinerScript[], network: Partial<AppConfig['network']> = 
     record: (observed: MinerScore[]) => scores.push(...observed),
     recordState: () => undefined,
   } as unknown as CredibilityRecorder;
-  const config = {
+  const config = testConfig({
     network: { minersPerQuery: 5, quorum: 3, queryDeadlineMs: 10_000, ...network },
-  } as AppConfig;
+  });
   const metrics = new MetricsService();
   const live = new LiveQueryService(
     {

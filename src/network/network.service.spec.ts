@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { Clock } from '../common/clock/clock';
 import { MetricsService } from '../common/metrics/metrics.service';
 import { SynapseName } from '../common/synapse-names';
-import { AppConfig, OnDemandMode } from '../config/app-config';
+import { OnDemandMode } from '../config/app-config';
 import { generateCorpus } from '../devnet/corpus';
 import { toWireEntity } from '../devnet/miner-records';
 import { BucketHolder, BucketReader, HOLDERS_CONSIDERED } from './buckets/bucket-reader';
@@ -26,6 +26,7 @@ import { LiedBuckets } from './stored/lied-buckets';
 import { MemoryItemStore } from '../../test/support/memory-item-store';
 import { BudgetUnreadableError, MinerCallError } from './transport/miner-failures';
 import { MinerFailureReason } from './query-failures';
+import { testConfig } from '../../test/support/test-config';
 
 /** Where the test budgets' spent calls start to leave their window (miner n's n minutes later). */
 const SPENT_UNTIL = '2026-01-15T12:20:00Z';
@@ -140,7 +141,7 @@ function setUp(
       }),
     ),
   };
-  const config = {
+  const config = testConfig({
     network: {
       onDemandMode: mode,
       minersPerQuery: 3,
@@ -148,7 +149,7 @@ function setUp(
       queryDeadlineMs: 2000,
       indexSync: INDEX_SYNC,
     },
-  } as AppConfig;
+  });
   let now = Date.parse('2026-01-15T12:00:00Z');
   const clock = { now: () => new Date(now) } as Clock;
   const metagraph = {
@@ -316,7 +317,7 @@ describe(`${NetworkService.name} on-demand modes`, () => {
       credibility,
       {} as BucketReader,
       budgets,
-      {} as AppConfig,
+      testConfig(),
       {} as StoredDataService,
       {} as LiveQueryService,
       {} as MinerIndexService,
@@ -858,9 +859,9 @@ function reading(holding: BucketHolder[], spent: ReadonlySet<string>) {
       ),
   } as unknown as CallBudgets;
   const credibility = { record: () => undefined } as unknown as CredibilityRecorder;
-  const config = {
+  const config = testConfig({
     network: { queryDeadlineMs: 1000, bucketFetchTimeoutMs: 1000, minerMaxResponseBytes: 1000 },
-  } as AppConfig;
+  });
   const clock = { now: () => now } as Clock;
   const reader = new BucketReader(
     client,
@@ -942,7 +943,7 @@ describe(`${NetworkService.name}.readBucket`, () => {
       {} as CredibilityRecorder,
       { read } as unknown as BucketReader,
       {} as CallBudgets,
-      {} as AppConfig,
+      testConfig(),
       {} as StoredDataService,
       {} as LiveQueryService,
       { holders } as unknown as MinerIndexService,

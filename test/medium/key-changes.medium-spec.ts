@@ -1,10 +1,10 @@
 import { Logger } from '@nestjs/common';
 import Redis from 'ioredis';
 import { RedisConnection } from '../../src/common/redis/redis-connection';
-import type { AppConfig } from '../../src/config/app-config';
 import { KeyChanges } from '../../src/modules/api-keys/key-changes';
 import { startThrowawayRedis, ThrowawayRedis } from '../support/throwaway-servers';
 import { until } from '../support/until';
+import { testConfig } from '../support/test-config';
 
 const PREFIX = 'key-changes-test:';
 
@@ -38,7 +38,7 @@ describe('KeyChanges', () => {
   async function startReplica(): Promise<void> {
     connection = new RedisConnection({ url: redis.url, keyPrefix: PREFIX });
     await connection.onModuleInit();
-    changes = new KeyChanges(connection, { redisKeyPrefix: PREFIX } as AppConfig);
+    changes = new KeyChanges(connection, testConfig({ redisKeyPrefix: PREFIX }));
     changes.onChanged((keyId) => heard.push(keyId));
     await changes.onModuleInit();
   }

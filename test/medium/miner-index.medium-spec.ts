@@ -4,7 +4,6 @@ import { IndexRow, parseCompressedIndex } from '../../src/network/index/compress
 import { MinerIndexReadRepository } from '../../src/network/index/miner-index-read.repository';
 import { MinerIndexRepository } from '../../src/network/index/miner-index.repository';
 import { MinerIndexService } from '../../src/network/index/miner-index.service';
-import { AppConfig } from '../../src/config/app-config';
 import { CredibilityRecorder } from '../../src/network/credibility-recorder';
 import { MetagraphService } from '../../src/network/metagraph/metagraph.service';
 import { MinersRepository } from '../../src/network/miners.repository';
@@ -14,6 +13,7 @@ import { aggregatesAndGroupBys, expectAggregatesExact } from '../support/index-a
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 import { metagraphNeuron } from '../support/neurons';
 import { minerIndexOn } from '../support/miner-index';
+import { testConfig } from '../support/test-config';
 
 const UIDS = [0, 1, 2];
 const LABELS = ['#a', '#b', 'r/c', 'r/d', null];
@@ -447,9 +447,9 @@ describe(`${MinerIndexRepository.name} and ${MinerIndexReadRepository.name}`, ()
     // The replica whose breaker opened records it, as it does in the app.
     // A cooldown no stall of the test outlasts: its end is brought on by hand below (a real
     // 300 ms one failed if the test was held that long between the write and the look).
-    const config = {
+    const config = testConfig({
       network: { credibilityAlpha: 0.5, breakerCooldownMs: 60_000 },
-    } as unknown as AppConfig;
+    });
     const metagraph = { updateState: () => undefined } as unknown as MetagraphService;
     const recorder = new CredibilityRecorder(miners, metagraph, config);
     recorder.recordState(metagraphNeuron(2), 'failing');

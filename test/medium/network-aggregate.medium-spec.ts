@@ -1,5 +1,4 @@
 import { Logger } from '@nestjs/common';
-import { AppConfig } from '../../src/config/app-config';
 import { DesirabilityService } from '../../src/modules/desirability/desirability.service';
 import { JobView } from '../../src/modules/desirability/desirability.types';
 import { NetworkAggregateService } from '../../src/modules/desirability/network-aggregate.service';
@@ -10,6 +9,7 @@ import {
 } from '../../src/modules/desirability/network-votes.repository';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
 import { expectDeclaredJobOrder } from '../support/job-order';
+import { testConfig } from '../support/test-config';
 
 /** Every aggregate of this spec is stored at one instant, as with a clock that stands still. */
 const COMPUTED_AT = new Date('2026-11-30T12:00:00Z');
@@ -54,7 +54,7 @@ describe(`${NetworkAggregateService.name} reads of the stored aggregate`, () => 
       {} as never,
       { now: () => COMPUTED_AT } as never,
       {} as never,
-      { desirability: { syncIntervalMs: 60_000 } } as AppConfig,
+      testConfig({ desirability: { syncIntervalMs: 60_000 } }),
     );
   });
   afterAll(() => medium.close());
@@ -133,7 +133,7 @@ describe(`${NetworkAggregateService.name} reads of the stored aggregate`, () => 
       unused,
       { enabled: true } as never,
       service,
-      {} as AppConfig,
+      testConfig(),
     );
     const page = (offset: number) =>
       desirability.get({ format: 'legacy', offset, limit: 10 } as never);
@@ -163,10 +163,10 @@ describe(`${NetworkAggregateService.name} reads of the stored aggregate`, () => 
   // aggregate at every run while the commitment stayed on chain.
   it('stores the aggregate when a validator’s file is not JSON, naming it among the skipped', async () => {
     const sha = 'c'.repeat(40);
-    const config = {
+    const config = testConfig({
       desirability: { syncIntervalMs: 60_000 },
       network: { validatorMinStake: 1000 },
-    } as AppConfig;
+    });
     const votes = new NetworkVotesService(
       {} as never,
       repository,

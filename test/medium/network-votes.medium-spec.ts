@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AppConfig } from '../../src/config/app-config';
 import { NetworkVotesRepository } from '../../src/modules/desirability/network-votes.repository';
 import {
   MISSING_COMMIT_REFETCH_MS,
@@ -14,6 +13,7 @@ import { GravityClone } from '../../src/network/gravity/gravity-clone';
 import { GravityGit } from '../../src/network/gravity/gravity-git';
 import { createGravityRemote, GravityRemote } from '../support/gravity-remote';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
+import { testConfig } from '../support/test-config';
 
 const MISSING_HOTKEY = '5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3';
 const VOTER = '5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY';
@@ -63,7 +63,7 @@ describe(`${NetworkVotesService.name} lookups`, () => {
       chain,
       new NetworkVotesRepository(medium.dataSource),
       gravity,
-      { netuid: 13 } as AppConfig,
+      testConfig({ netuid: 13 }),
     );
     fetches = {
       branch: jest.spyOn(GravityClone.prototype, 'fetch'),

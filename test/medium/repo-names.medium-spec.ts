@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
-import type { AppConfig } from '../../src/config/app-config';
 import { ReposRepository } from '../../src/modules/repos/repos.repository';
 import { ReposService } from '../../src/modules/repos/repos.service';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
+import { testConfig } from '../support/test-config';
 
 /**
  * A row Postgres cannot store, or too long for the table's index, is skipped: it made the whole
@@ -44,7 +44,7 @@ describe(`${ReposService.name} with rows the table cannot hold`, () => {
         : Buffer.from(`${JSON.stringify({ repo_name: value })}\n`);
     writeFileSync(path, Buffer.concat(values.map(line)));
     const service = new ReposService(
-      { repos: { hfResultsPath: path } } as AppConfig,
+      testConfig({ repos: { hfResultsPath: path } }),
       new ReposRepository(medium.dataSource),
     );
     await service.onApplicationBootstrap();

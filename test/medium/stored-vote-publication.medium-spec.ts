@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { Clock } from '../../src/common/clock/clock';
 import { MetricsService } from '../../src/common/metrics/metrics.service';
-import { AppConfig } from '../../src/config/app-config';
 import { DesirabilityRepository } from '../../src/modules/desirability/desirability.repository';
 import { JobView } from '../../src/modules/desirability/desirability.types';
 import { StoredVotePublication } from '../../src/modules/desirability/stored-vote-publication';
@@ -14,6 +13,7 @@ import { TasksRepository } from '../../src/modules/tasks/tasks.repository';
 import { TasksService } from '../../src/modules/tasks/tasks.service';
 import { ValidatorIdentity } from '../../src/network/bittensor/validator-identity';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
+import { subtensorAt, testConfig } from '../support/test-config';
 
 const VOTED = new Date('2026-11-30T12:00:00Z');
 const job = (id: string, label: string | null, weight: number): JobView => ({
@@ -49,7 +49,7 @@ describe(StoredVotePublication.name, () => {
     medium = await openMediumDatabase();
     votes = new DesirabilityRepository(medium.dataSource);
     rows = new PublicationRepository(medium.dataSource);
-    tasks = new TasksService(new TasksRepository(medium.dataSource), new Clock(), {} as AppConfig);
+    tasks = new TasksService(new TasksRepository(medium.dataSource), new Clock(), testConfig());
   });
   afterAll(() => medium.close());
 
@@ -59,11 +59,11 @@ describe(StoredVotePublication.name, () => {
     enabled = true,
     { repoUrl = 'file:///srv/gravity.git', branch = 'main', netuid = 13 } = {},
   ) => {
-    const config = {
+    const config = testConfig({
       netuid,
       gravity: { repoUrl: enabled ? repoUrl : undefined, branch },
-      network: { subtensor: { url: 'ws://127.0.0.1:9944' } },
-    } as unknown as AppConfig;
+      network: { subtensor: subtensorAt('ws://127.0.0.1:9944') },
+    });
     const identity = { hotkey } as ValidatorIdentity;
     const publication = new PublicationService(
       rows,

@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { Clock } from '../../src/common/clock/clock';
-import { AppConfig } from '../../src/config/app-config';
 import { DataSource } from 'typeorm';
 import * as atomicFile from '../../src/modules/tasks/atomic-file';
 import { DatasetParquetService } from '../../src/modules/tasks/dataset-parquet.service';
@@ -16,6 +15,7 @@ import { TaskLifecycleRepository } from '../../src/modules/tasks/task-lifecycle.
 import { CompletedTask, TaskRow } from '../../src/modules/tasks/task.types';
 import { insertExpiredTask, lifecycleReplica } from '../support/expired-tasks';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
+import { testConfig } from '../support/test-config';
 
 // A plain copy of the module, whose exports a test can spy on: the transform's CommonJS
 // exports are read-only getters (docs/decisions.md, "Test tiers").
@@ -283,9 +283,11 @@ describe('Two compiles of one task', () => {
     const a = replica();
     const b = replica();
     const clock = { now: () => now } as Clock;
-    const downloads = new DatasetParquetService(new TaskLifecycleRepository(database), clock, {
-      dataDir,
-    } as AppConfig);
+    const downloads = new DatasetParquetService(
+      new TaskLifecycleRepository(database),
+      clock,
+      testConfig({ dataDir }),
+    );
     // A's Parquet file is in place; B completes the task without one (its write failed), and A,
     // giving up, removes its stray Parquet file: a download converts between the check and the
     // removal.

@@ -7,7 +7,6 @@ import { DataSource } from 'typeorm';
 import { Clock } from '../../src/common/clock/clock';
 import { JobRunner } from '../../src/common/jobs/job-runner';
 import { MetricsService } from '../../src/common/metrics/metrics.service';
-import { AppConfig } from '../../src/config/app-config';
 import { NetworkService } from '../../src/network/network.service';
 import { NetworkQueryResult } from '../../src/network/query-result';
 import { DataItem, NetworkQuery } from '../../src/network/protocol';
@@ -20,6 +19,7 @@ import { TasksService } from '../../src/modules/tasks/tasks.service';
 import { CompletedTask } from '../../src/modules/tasks/task.types';
 import { redditComment } from '../support/items';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
+import { testConfig } from '../support/test-config';
 
 const HOUR = 3_600_000;
 const T0 = Date.parse('2026-11-20T00:00:00Z');
@@ -69,7 +69,7 @@ describe('The final collection of a task at its expiry', () => {
   const lifecycle = () => {
     const repository = new TaskLifecycleRepository(database);
     const clock = { now: () => now } as Clock;
-    const config = {
+    const config = testConfig({
       dataDir,
       tasks: {
         collectIntervalMs: HOUR,
@@ -79,7 +79,7 @@ describe('The final collection of a task at its expiry', () => {
         tickMs: 60_000,
         maxCompileAttempts: 3,
       },
-    } as AppConfig;
+    });
     return new TaskLifecycleService(
       repository,
       network,
@@ -107,7 +107,7 @@ describe('The final collection of a task at its expiry', () => {
     )[0];
   /** The dataset's gap as the API shows the task (`GET /api/v1/tasks/{id}`). */
   const shownGap = async (id: string) => {
-    const config = { tasks: { collectIntervalMs: HOUR, tickMs: 60_000 } } as AppConfig;
+    const config = testConfig({ tasks: { collectIntervalMs: HOUR, tickMs: 60_000 } });
     const tasks = new TasksService(
       new TasksRepository(database),
       { now: () => now } as Clock,
@@ -295,9 +295,7 @@ describe('The final collection of a task at its expiry', () => {
       `SELECT * FROM scraping_tasks WHERE id = 'failed-final'`,
     );
     expect(
-      await new DatasetParquetService(repository, clock, { dataDir } as AppConfig).ensure(
-        completed,
-      ),
+      await new DatasetParquetService(repository, clock, testConfig({ dataDir })).ensure(completed),
     ).not.toBeNull();
     expect(await manifestGap('failed-final')).toEqual(await shownGap('failed-final'));
     expect(await manifestGap('failed-final')).toEqual({

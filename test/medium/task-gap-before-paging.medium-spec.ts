@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Clock } from '../../src/common/clock/clock';
-import { AppConfig } from '../../src/config/app-config';
 import { DatasetManifest, manifestPathOf } from '../../src/modules/tasks/dataset-writer';
 import { TasksRepository } from '../../src/modules/tasks/tasks.repository';
 import { TasksService } from '../../src/modules/tasks/tasks.service';
 import { insertExpiredTask, lifecycleReplica } from '../support/expired-tasks';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
+import { testConfig } from '../support/test-config';
 
 const HOUR = 3_600_000;
 const EXPIRY = Date.parse('2026-11-23T00:00:00Z');
@@ -29,7 +29,7 @@ describe('The gap of a task collected before collections paged', () => {
 
   /** The dataset's gap as the API shows the task (`GET /api/v1/tasks/{id}`). */
   const shownGap = async (id: string) => {
-    const config = { tasks: { collectIntervalMs: HOUR, tickMs: 60_000 } } as AppConfig;
+    const config = testConfig({ tasks: { collectIntervalMs: HOUR, tickMs: 60_000 } });
     const tasks = new TasksService(
       new TasksRepository(database),
       { now: () => now } as Clock,

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Clock } from '../../src/common/clock/clock';
 import { MetricsService } from '../../src/common/metrics/metrics.service';
-import { AppConfig } from '../../src/config/app-config';
 import { DesirabilityRepository } from '../../src/modules/desirability/desirability.repository';
 import { DesirabilityService } from '../../src/modules/desirability/desirability.service';
 import { parseDesirabilityRequest } from '../../src/modules/desirability/desirability-parser';
@@ -11,6 +10,7 @@ import { TasksRepository } from '../../src/modules/tasks/tasks.repository';
 import { TasksService } from '../../src/modules/tasks/tasks.service';
 import { ValidatorIdentity } from '../../src/network/bittensor/validator-identity';
 import { MediumDatabase, openMediumDatabase } from '../support/medium-database';
+import { testConfig } from '../support/test-config';
 
 /**
  * A task's weight (what collection goes by, heaviest first) with several hotkeys sharing one
@@ -29,12 +29,12 @@ describe('task weights across the votes of hotkeys sharing a database', () => {
 
   /** One replica's DesirabilityService, voting as `hotkey`; publication disabled. */
   const replica = (hotkey: string): DesirabilityService => {
-    const config = {
+    const config = testConfig({
       netuid: 13,
       gravity: { repoUrl: undefined, branch: 'main' },
-      network: { subtensor: { url: undefined } },
+      network: { subtensor: undefined },
       desirability: { maxActiveTasks: 100 },
-    } as unknown as AppConfig;
+    });
     const identity = { hotkey } as ValidatorIdentity;
     const clock = new Clock();
     const tasks = new TasksService(tasksRepository, clock, config);

@@ -6,13 +6,13 @@ import { DataSource } from 'typeorm';
 import { Clock } from '../../src/common/clock/clock';
 import { JobRunner } from '../../src/common/jobs/job-runner';
 import { MetricsService } from '../../src/common/metrics/metrics.service';
-import { AppConfig } from '../../src/config/app-config';
 import { NetworkService } from '../../src/network/network.service';
 import { DatasetParquetService } from '../../src/modules/tasks/dataset-parquet.service';
 import { TaskLifecycleRepository } from '../../src/modules/tasks/task-lifecycle.repository';
 import { TaskLifecycleService } from '../../src/modules/tasks/task-lifecycle.service';
 import { redditComment } from './items';
 import { MediumDatabase, openMediumDatabase } from './medium-database';
+import { testConfig } from './test-config';
 
 /**
  * A replica's lifecycle service on DATA_DIR `dataDir` at the time `now()` gives, with its
@@ -22,10 +22,10 @@ import { MediumDatabase, openMediumDatabase } from './medium-database';
 export function lifecycleReplica(database: DataSource, dataDir: string, now: () => Date) {
   const repository = new TaskLifecycleRepository(database);
   const clock = { now } as Clock;
-  const config = {
+  const config = testConfig({
     dataDir,
     tasks: { tickMs: 60_000, maxCompileAttempts: 3, collectIntervalMs: 3_600_000 },
-  } as AppConfig;
+  });
   const service = new TaskLifecycleService(
     repository,
     {} as NetworkService,

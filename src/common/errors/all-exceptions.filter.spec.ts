@@ -6,7 +6,6 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import { DatabaseError } from 'pg';
 import { QueryFailedError } from 'typeorm';
-import { AppConfig } from '../../config/app-config';
 import { ConfigModule } from '../../config/config.module';
 import { LoggingModule, REQUEST_LINE_LOGGER, ROOT_LOGGER } from '../logging/logging.module';
 import { requestLogging } from '../logging/request-logging';
@@ -14,6 +13,7 @@ import { secretScannerFor } from '../security/secrets';
 import { AllExceptionsFilter } from './all-exceptions.filter';
 import { ERROR_DETAILS } from './error-details';
 import { LogCapture } from '../../../test/support/log-capture';
+import { testConfig } from '../../../test/support/test-config';
 
 type LogLine = { msg?: string; err?: { message?: string }; req?: { id?: string }; res?: unknown };
 
@@ -78,12 +78,12 @@ describe(`${AllExceptionsFilter.name} and the request logging`, () => {
   let url: string;
 
   beforeAll(async () => {
-    const config = {
+    const config = testConfig({
       nodeEnv: 'test',
       logLevel: 'info',
       logDestination: capture,
       masterKey: 'sk_master_unit_filter_0123456789',
-    } as unknown as AppConfig;
+    });
     @Module({
       imports: [ConfigModule.forRoot(config), LoggingModule],
       controllers: [FailingController],

@@ -7,10 +7,10 @@ import { AuthenticatedRequest } from '../../common/auth/api-key-principal';
 import { MetricsService } from '../../common/metrics/metrics.service';
 import { MAX_PRESENTED_SECRET_LENGTH } from '../../common/security/api-key-secret';
 import { MemoryThrottlerStorage } from '../../common/throttling/memory-throttler-storage';
-import { AppConfig } from '../../config/app-config';
 import { ApiKeyGuard } from './api-key.guard';
 import { ApiKeysService, Authentication } from './api-keys.service';
 import { AuthFailureLimiter, TooManyAuthFailuresException } from './auth-failure-limiter';
+import { testConfig } from '../../../test/support/test-config';
 
 const KEY = `sk_live_${'k'.repeat(43)}`;
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
@@ -26,10 +26,10 @@ function setUp(
 ) {
   const storage = new MemoryThrottlerStorage();
   storages.push(storage);
-  const config = {
+  const config = testConfig({
     metricsToken,
     auth,
-  } as AppConfig;
+  });
   const recordAuthFailure = jest.fn();
   const metrics = {
     recordRateLimitRejection: () => undefined,

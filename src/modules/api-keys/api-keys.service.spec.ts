@@ -3,7 +3,6 @@ import { LRUCache } from 'lru-cache';
 import { Clock } from '../../common/clock/clock';
 import { isRecord } from '../../common/is-record';
 import { isDatabaseUnavailable } from '../../common/database-unavailable';
-import { AppConfig } from '../../config/app-config';
 import { ApiKeyEntity } from './api-key.entity';
 import { ApiKeyUsageRecorder } from './api-key-usage.recorder';
 import { hashApiKey } from '../../common/security/api-key-secret';
@@ -13,6 +12,7 @@ import { KeyChanges } from './key-changes';
 import { MemoryThrottlerStorage } from '../../common/throttling/memory-throttler-storage';
 import { RateLimitSettings } from '../../common/throttling/rate-limit-settings';
 import { KEY_BUDGET_SCOPE, keyBudgetCounter } from '../../common/throttling/key-budget';
+import { testConfig } from '../../../test/support/test-config';
 
 const BUDGETS: RateLimitSettings = {
   regularPerWindow: 100,
@@ -54,11 +54,11 @@ function setUp(
   const usage = { record: jest.fn(), settled: jest.fn() };
   const clock = new Clock();
   const budgets = new MemoryThrottlerStorage();
-  const config = {
+  const config = testConfig({
     masterKey: 'sk_master_unit_0123456789',
     auth: { keyCacheTtlMs },
     database: { connectTimeoutMs },
-  };
+  });
   const service = new ApiKeysService(
     repository as unknown as ApiKeysRepository,
     usage as unknown as ApiKeyUsageRecorder,
@@ -66,7 +66,7 @@ function setUp(
     clock,
     budgets,
     BUDGETS,
-    config as unknown as AppConfig,
+    config,
   );
   return {
     service,

@@ -1,17 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger } from '@nestjs/common';
-import { AppConfig } from '../../config/app-config';
 import { MetricsService } from '../../common/metrics/metrics.service';
 import { MemoryThrottlerStorage } from '../../common/throttling/memory-throttler-storage';
 import type { RateLimitStorage } from '../../common/throttling/rate-limit-storage';
 import { AuthFailureLimiter, TooManyAuthFailuresException } from './auth-failure-limiter';
+import { testConfig } from '../../../test/support/test-config';
 
 const ADDRESS = '198.51.100.7';
 const KEY = `sk_live_${'k'.repeat(43)}`;
 
 function limiter() {
   const storage = new MemoryThrottlerStorage();
-  const config = { auth: { failureLimit: 2, failureWindowSeconds: 60 } } as AppConfig;
+  const config = testConfig({ auth: { failureLimit: 2, failureWindowSeconds: 60 } });
   const metrics = { recordRateLimitRejection: () => undefined } as unknown as MetricsService;
   return { limiter: new AuthFailureLimiter(storage, config, metrics), storage };
 }
@@ -48,7 +48,7 @@ function slowStorage(): { storage: RateLimitStorage; close: () => void } {
 
 describe(AuthFailureLimiter.name, () => {
   it('locks an address out at its limit-th failure, before the shared count has answered', async () => {
-    const config = { auth: { failureLimit: 2, failureWindowSeconds: 60 } } as AppConfig;
+    const config = testConfig({ auth: { failureLimit: 2, failureWindowSeconds: 60 } });
     const metrics = { recordRateLimitRejection: () => undefined } as unknown as MetricsService;
     const { storage, close } = slowStorage();
     const failures = new AuthFailureLimiter(storage, config, metrics);
@@ -103,7 +103,7 @@ describe(AuthFailureLimiter.name, () => {
   });
 
   it('refuses the master key at an address whose failures another replica counted', async () => {
-    const config = { auth: { failureLimit: 2, failureWindowSeconds: 60 } } as AppConfig;
+    const config = testConfig({ auth: { failureLimit: 2, failureWindowSeconds: 60 } });
     const metrics = { recordRateLimitRejection: () => undefined } as unknown as MetricsService;
     const { storage, close } = slowStorage();
     const here = new AuthFailureLimiter(storage, config, metrics);
@@ -215,7 +215,7 @@ describe(AuthFailureLimiter.name, () => {
 });
 
 describe(`${AuthFailureLimiter.name}: lockouts counted elsewhere, windows, metrics`, () => {
-  const config = { auth: { failureLimit: 2, failureWindowSeconds: 60 } } as AppConfig;
+  const config = testConfig({ auth: { failureLimit: 2, failureWindowSeconds: 60 } });
 
   // Another replica counted the address's other failures: this replica learns of the lockout
   // at the address's failure here, and must keep refusing it before any lookup from then on.
@@ -281,7 +281,7 @@ describe(`${AuthFailureLimiter.name}: lockouts counted elsewhere, windows, metri
   // The window starts at an address's first failure and does not slide with the later ones:
   // failures spread wider than the window never lock a client out, and a lockout ends.
   it('forgets failures once the window from the first of them has passed', async () => {
-    const oneSecond = { auth: { failureLimit: 2, failureWindowSeconds: 1 } } as AppConfig;
+    const oneSecond = testConfig({ auth: { failureLimit: 2, failureWindowSeconds: 1 } });
     const storage = new MemoryThrottlerStorage();
     const metrics = { recordRateLimitRejection: () => undefined } as unknown as MetricsService;
     const failures = new AuthFailureLimiter(storage, oneSecond, metrics);
@@ -417,7 +417,7 @@ describe(`${AuthFailureLimiter.name}: lockouts counted elsewhere, windows, metri
 // One machine has a /64 of 2^64 addresses: counted per address, each guess from a new one was
 // answered 401 and none added to a lockout (an audit's finding).
 describe(`${AuthFailureLimiter.name}: an IPv6 client counts by its /64`, () => {
-  const config = { auth: { failureLimit: 2, failureWindowSeconds: 60 } } as AppConfig;
+  const config = testConfig({ auth: { failureLimit: 2, failureWindowSeconds: 60 } });
   const metrics = { recordRateLimitRejection: () => undefined } as unknown as MetricsService;
 
   it('locks out a /64 whose addresses each failed once, the master key included', async () => {

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { RedisConnection } from '../../common/redis/redis-connection';
-import type { AppConfig } from '../../config/app-config';
 import { KeyChanges } from './key-changes';
+import { testConfig } from '../../../test/support/test-config';
 
 const KEY_ID = '6f1c2b9e-0d4a-4c1e-9a53-2f7d8e6b1a40';
 
@@ -12,9 +12,7 @@ function changesWith(ready: boolean, sent: () => Promise<number> = () => Promise
   const redis = { client, ready: () => (ready ? client : null), failed };
   const changes = new KeyChanges(
     redis as unknown as RedisConnection,
-    {
-      redisKeyPrefix: 'gateway:',
-    } as AppConfig,
+    testConfig({ redisKeyPrefix: 'gateway:' }),
   );
   return { changes, client, failed };
 }
@@ -58,9 +56,7 @@ describe(KeyChanges.name, () => {
     const redis = { client: null, ready: () => null, failed: jest.fn() };
     const changes = new KeyChanges(
       redis as unknown as RedisConnection,
-      {
-        redisKeyPrefix: 'gateway:',
-      } as AppConfig,
+      testConfig({ redisKeyPrefix: 'gateway:' }),
     );
     await changes.publish(KEY_ID);
     expect(warn).not.toHaveBeenCalled();

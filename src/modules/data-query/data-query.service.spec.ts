@@ -3,12 +3,12 @@ import { Clock } from '../../common/clock/clock';
 import { MetricsService } from '../../common/metrics/metrics.service';
 import { RedisConnection } from '../../common/redis/redis-connection';
 import { ResponseCache } from '../../common/redis/response-cache';
-import { AppConfig } from '../../config/app-config';
 import { NetworkService } from '../../network/network.service';
 import { NetworkQuery } from '../../network/protocol';
 import { emptyResult, NetworkQueryResult } from '../../network/query-result';
 import { DataQueryService } from './data-query.service';
 import { DataQueryRequestDto } from './dto/data-query-request.dto';
+import { testConfig } from '../../../test/support/test-config';
 
 const NOW = new Date('2026-11-20T12:00:00Z');
 
@@ -32,7 +32,7 @@ function setUp(results: NetworkQueryResult[] = [ANSWERED]) {
   } as unknown as NetworkService;
   // No Redis: the cache is the process memory, as without REDIS_URL.
   const cache = new ResponseCache({ ready: () => undefined } as unknown as RedisConnection);
-  const config = { network: { queryCacheTtlSeconds: 60 } } as AppConfig;
+  const config = testConfig({ network: { queryCacheTtlSeconds: 60 } });
   const metrics = { recordOnDemandAnswer: () => undefined } as unknown as MetricsService;
   const service = new DataQueryService(
     network,

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { NOT_READY_RETRY_AFTER_SECONDS } from '../../common/errors/retry-later';
-import type { AppConfig } from '../../config/app-config';
 import { NOT_UTF8 } from './repo-file-reader';
 import { ReposRepository } from './repos.repository';
 import { listedRepoName, NAMES_NOT_LOADED, ReposService } from './repos.service';
+import { testConfig } from '../../../test/support/test-config';
 
 describe('listedRepoName', () => {
   it('lists a name without its surrounding white space', () => {
@@ -76,12 +76,9 @@ describe(ReposService.name, () => {
     });
     const replaceNames = jest.fn(() => Promise.resolve(1));
     for (let i = 0; i < 7; i++) replaceNames.mockRejectedValueOnce(refused);
-    const service = new ReposService(
-      { repos: { hfResultsPath: path } } as AppConfig,
-      {
-        replaceNames,
-      } as unknown as ReposRepository,
-    );
+    const service = new ReposService(testConfig({ repos: { hfResultsPath: path } }), {
+      replaceNames,
+    } as unknown as ReposRepository);
     await service.onApplicationBootstrap();
     try {
       const waits = [5, 10, 20, 40, 60, 60, 60];
@@ -111,13 +108,10 @@ describe(ReposService.name, () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), {
       code: 'ECONNREFUSED',
     });
-    const service = new ReposService(
-      { repos: { hfResultsPath: path } } as AppConfig,
-      {
-        replaceNames: jest.fn(() => Promise.reject(refused)),
-        findNamesIngestedFrom: jest.fn(() => Promise.resolve(null)),
-      } as unknown as ReposRepository,
-    );
+    const service = new ReposService(testConfig({ repos: { hfResultsPath: path } }), {
+      replaceNames: jest.fn(() => Promise.reject(refused)),
+      findNamesIngestedFrom: jest.fn(() => Promise.resolve(null)),
+    } as unknown as ReposRepository);
     await service.onApplicationBootstrap();
     try {
       // Retry-After: the retry comes within seconds (it said nothing of when to come back).
@@ -135,10 +129,9 @@ describe(ReposService.name, () => {
     writeFileSync(path, `${JSON.stringify({ repo_name: 'alice/x' })}\n`);
     let finish: (count: number) => void = () => undefined;
     const replaceNames = jest.fn(() => new Promise<number>((resolve) => (finish = resolve)));
-    const service = new ReposService(
-      { repos: { hfResultsPath: path } } as AppConfig,
-      { replaceNames } as unknown as ReposRepository,
-    );
+    const service = new ReposService(testConfig({ repos: { hfResultsPath: path } }), {
+      replaceNames,
+    } as unknown as ReposRepository);
     let started = false;
     const starting = service.onApplicationBootstrap().then(() => (started = true));
     try {
@@ -163,12 +156,9 @@ describe(ReposService.name, () => {
       for await (const _name of names) count += 1;
       return count;
     });
-    const service = new ReposService(
-      { repos: { hfResultsPath: path } } as AppConfig,
-      {
-        replaceNames,
-      } as unknown as ReposRepository,
-    );
+    const service = new ReposService(testConfig({ repos: { hfResultsPath: path } }), {
+      replaceNames,
+    } as unknown as ReposRepository);
     await service.onApplicationBootstrap();
     await jest.advanceTimersByTimeAsync(10 * 60_000);
     await service.onModuleDestroy();
@@ -186,7 +176,7 @@ describe(ReposService.name, () => {
       return count;
     });
     const service = new ReposService(
-      { repos: { hfResultsPath: join(directory, 'absent.parquet') } } as AppConfig,
+      testConfig({ repos: { hfResultsPath: join(directory, 'absent.parquet') } }),
       { replaceNames } as unknown as ReposRepository,
     );
     await service.onApplicationBootstrap();

@@ -23,7 +23,6 @@ import {
   ServiceUnavailableException,
 } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
-import { AppConfig } from '../../config/app-config';
 import { DatasetConditions } from './dataset-conditions';
 import {
   DatasetDownloadService,
@@ -36,6 +35,7 @@ import { DatasetParquetService } from './dataset-parquet.service';
 import * as datasetWriter from './dataset-writer';
 import { CompletedTask, DatasetFormat } from './task.types';
 import { TasksService } from './tasks.service';
+import { testConfig } from '../../../test/support/test-config';
 
 // A plain copy of the module, whose exports a test can spy on: the transform's CommonJS
 // exports are read-only getters (docs/decisions.md, "Test tiers").
@@ -91,7 +91,7 @@ describe(DatasetDownloadService.name, () => {
           Promise.resolve({ ...recorded(files.parquet, PARQUET), writtenAt: parquetWrittenAt }),
       } as unknown as DatasetParquetService,
       { now: () => NOW } as Clock,
-      { dataDir } as AppConfig,
+      testConfig({ dataDir }),
     );
   });
   afterEach(() => {

@@ -6,7 +6,6 @@ import { Logger } from '@nestjs/common';
 import { redditComment } from '../../../test/support/items';
 import { Clock } from '../../common/clock/clock';
 import { isDatabaseUnavailable } from '../../common/database-unavailable';
-import { AppConfig } from '../../config/app-config';
 import * as datasetParquet from './dataset-parquet';
 import {
   DatasetParquetService,
@@ -18,6 +17,7 @@ import {
 import { manifestPathOf, writeJsonLines } from './dataset-writer';
 import { CompletedTask } from './task.types';
 import { TaskLifecycleRepository, TaskLock } from './task-lifecycle.repository';
+import { testConfig } from '../../../test/support/test-config';
 
 // A plain copy of the module, whose exports a test can spy on: the transform's CommonJS
 // exports are read-only getters (docs/decisions.md, "Test tiers").
@@ -58,7 +58,7 @@ describe(DatasetParquetService.name, () => {
     service = new DatasetParquetService(
       { recordParquet: recorded, lockTask } as unknown as TaskLifecycleRepository,
       { now: () => now } as Clock,
-      { dataDir } as AppConfig,
+      testConfig({ dataDir }),
     );
   });
   afterEach(() => {

@@ -35,6 +35,7 @@ import {
   TaskLifecycleRepository,
   TaskLock,
 } from './task-lifecycle.repository';
+import { testConfig } from '../../../test/support/test-config';
 
 const NOW = new Date('2026-01-15T12:00:00Z');
 const TWENTY_BYTES = 'twenty bytes of data';
@@ -84,7 +85,7 @@ function setUp(task: TaskRow = TASK, tasks: Partial<AppConfig['tasks']> = {}) {
       Promise.resolve({ added: items.length, outsideWindow: 0 }),
     ),
   };
-  const config = {
+  const config = testConfig({
     tasks: {
       collectIntervalMs: 3_600_000,
       collectConcurrency: 1,
@@ -93,7 +94,7 @@ function setUp(task: TaskRow = TASK, tasks: Partial<AppConfig['tasks']> = {}) {
       tickMs: 60_000,
       ...tasks,
     },
-  } as AppConfig;
+  });
   const metrics = new MetricsService();
   const service = new TaskLifecycleService(
     repository as unknown as TaskLifecycleRepository,
@@ -364,7 +365,7 @@ function compiling(items: RedditItem[], dataDir: string) {
         Promise.resolve(null) as Promise<ParquetFile | null>,
     ),
   };
-  const config = { dataDir, tasks: { tickMs: 60_000, maxCompileAttempts: 3 } } as AppConfig;
+  const config = testConfig({ dataDir, tasks: { tickMs: 60_000, maxCompileAttempts: 3 } });
   const metrics = new MetricsService();
   const service = new TaskLifecycleService(
     repository as unknown as TaskLifecycleRepository,

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
-import { AppConfig } from '../../config/app-config';
 import { TaskLifecycleRepository } from './task-lifecycle.repository';
 import { datasetPath } from './dataset-path';
 import { PRUNE_GRACE_MS, TaskPruner, UNPRUNABLE_RETRY_MS } from './task-pruner';
+import { testConfig } from '../../../test/support/test-config';
 
 describe('TaskPruner', () => {
   /** A repository with no task due and one completed at `completedAt` (null: none with items). */
@@ -17,7 +17,7 @@ describe('TaskPruner', () => {
       earliestCompletedWithItems: jest.fn(() => Promise.resolve(completedAt)),
     };
     const logger = { log: jest.fn(), warn: jest.fn() } as unknown as Logger;
-    const config = { dataDir: '/nonexistent' } as AppConfig;
+    const config = testConfig({ dataDir: '/nonexistent' });
     const taskPruner = new TaskPruner(
       repository as unknown as TaskLifecycleRepository,
       clock,
@@ -81,7 +81,7 @@ describe('TaskPruner', () => {
       const taskPruner = new TaskPruner(
         repository as unknown as TaskLifecycleRepository,
         clock,
-        { dataDir } as AppConfig,
+        testConfig({ dataDir }),
         logger,
         () => false,
       );

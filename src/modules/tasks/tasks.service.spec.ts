@@ -1,10 +1,10 @@
 import { ConflictException, Logger, NotFoundException } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Clock } from '../../common/clock/clock';
-import { AppConfig } from '../../config/app-config';
 import { TaskJob, TaskRow } from './task.types';
 import { TasksRepository } from './tasks.repository';
 import { TasksService, windowAfterLifeNote } from './tasks.service';
+import { testConfig } from '../../../test/support/test-config';
 
 const NOW = new Date('2026-01-15T12:00:00Z');
 
@@ -56,7 +56,7 @@ function setUp(existing: TaskRow[]) {
   const service = new TasksService(
     repository as unknown as TasksRepository,
     { now: () => NOW } as Clock,
-    { tasks: { collectIntervalMs: 3_600_000, tickMs: 60_000 } } as AppConfig,
+    testConfig({ tasks: { collectIntervalMs: 3_600_000, tickMs: 60_000 } }),
   );
   return { service, repository };
 }

@@ -1,7 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import { SynapseName } from '../../common/synapse-names';
-import { AppConfig } from '../../config/app-config';
 import { generateCorpus } from '../../devnet/corpus';
 import { toWireEntity } from '../../devnet/miner-records';
 import { CredibilityRecorder, MinerScore } from '../credibility-recorder';
@@ -21,6 +20,7 @@ import { largestAnswerFor } from '../transport/axon-http';
 import { BucketHolder, BucketReader, HOLDERS_CONSIDERED } from './bucket-reader';
 import { MemoryItemStore } from '../../../test/support/memory-item-store';
 import { until } from '../../../test/support/until';
+import { testConfig } from '../../../test/support/test-config';
 
 const HOUR = 500_000;
 const LABEL = '#ai';
@@ -116,13 +116,13 @@ function setUp(fakes: FakeHolder[], maxResponseBytes = MAX_RESPONSE_BYTES) {
   const credibility = {
     record: (observed: MinerScore[]) => scores.push(...observed),
   } as unknown as CredibilityRecorder;
-  const config = {
+  const config = testConfig({
     network: {
       queryDeadlineMs: DEADLINE_MS,
       bucketFetchTimeoutMs: 5000,
       minerMaxResponseBytes: maxResponseBytes,
     },
-  } as AppConfig;
+  });
   const clock = new Clock();
   const reader = new BucketReader(
     client,

@@ -1,13 +1,13 @@
 import { useConnectedChainReplay } from '../../../test/support/connected-chain-replay';
-import { AppConfig } from '../../config/app-config';
 import { Sr25519Keypair } from '../bittensor/keypair';
 import { ValidatorIdentity } from '../bittensor/validator-identity';
 import { ChainCommitmentsService } from './chain-commitments.service';
+import { testConfig } from '../../../test/support/test-config';
 
 const [ALICE, BOB] = ['//Alice', '//Bob'].map((uri) => Sr25519Keypair.fromUri(uri).address);
 const SHA = '3f786850e387550fdab836ed7e6dc881de23001b';
 const OTHER_SHA = 'da39a3ee5e6b4b0d3255bfef95601890afd80709';
-const config = { netuid: 13 } as AppConfig;
+const config = testConfig({ netuid: 13 });
 const identity = new ValidatorIdentity(Sr25519Keypair.fromUri('//Validator'));
 
 describe(ChainCommitmentsService.name, () => {

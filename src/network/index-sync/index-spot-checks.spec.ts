@@ -1,11 +1,11 @@
 import { Logger } from '@nestjs/common';
-import { AppConfig } from '../../config/app-config';
 import { IndexRow } from '../index/compressed-index';
 import { MinerIndexService } from '../index/miner-index.service';
 import { chooseForChecks, IndexSpotChecks, SyncedMiner } from './index-spot-checks';
 import { ServingMiner } from '../miner.entity';
 import { NetworkService } from '../network.service';
 import { CallBudgets } from '../transport/call-budgets';
+import { testConfig } from '../../../test/support/test-config';
 
 const MAX_RESPONSE = 1000;
 const miner = (uid: number) => ({ uid, hotkey: `hk${uid}` }) as unknown as ServingMiner;
@@ -45,9 +45,9 @@ function checks(options: {
       failed('budgets') ??
       Promise.resolve(new Map(hotkeys.map((h) => [h, { left: options.left[h] ?? 0 }]))),
   } as unknown as CallBudgets;
-  const config = {
+  const config = testConfig({
     network: { minerMaxResponseBytes: MAX_RESPONSE, indexSync: { spotChecks: 10 } },
-  } as unknown as AppConfig;
+  });
   const stored = options.stored ?? {};
   const index = {
     claimedBytes: (uids: number[]) =>

@@ -7,7 +7,6 @@ import { Clock } from '../../common/clock/clock';
 import { CountsForInterval, JobRunner } from '../../common/jobs/job-runner';
 import { ShutdownNotice } from '../../common/lifecycle/shutdown-notice';
 import { MetricsService } from '../../common/metrics/metrics.service';
-import { AppConfig } from '../../config/app-config';
 import { IndexSpotChecks, SpotCheckResult, SyncedMiner } from './index-spot-checks';
 import { IndexSyncReport, IndexSyncService } from './index-sync.service';
 import { STALE_AFTER_SYNCS } from '../network-status';
@@ -19,6 +18,7 @@ import { MAX_DATA_AGE_DAYS, oldestUsefulBucket } from '../protocol';
 import { WrongAnswerError } from '../sn13/messages';
 import { BudgetLeft, CallBudgets } from '../transport/call-budgets';
 import { BudgetUnreadableError, MinerCallError } from '../transport/miner-failures';
+import { testConfig } from '../../../test/support/test-config';
 
 /** Far from the machine's time, so that a read of `new Date()` instead of the clock shows. */
 const NOW = Date.parse('2031-03-10T12:30:00Z');
@@ -160,7 +160,7 @@ function setUp(options: SetUpOptions = {}) {
       return { ran: true, result };
     },
   };
-  const config = {
+  const config = testConfig({
     network: {
       validatorMinStake: 10_000,
       indexSync: {
@@ -169,7 +169,7 @@ function setUp(options: SetUpOptions = {}) {
         onStart: options.onStart ?? false,
       },
     },
-  } as AppConfig;
+  });
   const service = new IndexSyncService(
     jobs as unknown as JobRunner,
     network as unknown as NetworkService,

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Clock } from '../../common/clock/clock';
-import { AppConfig } from '../../config/app-config';
 import { ServingMiner } from '../miner.entity';
 import { BudgetLeft, CallBudgets } from '../transport/call-budgets';
 import { MinerQueue } from './miner-queue';
+import { testConfig } from '../../../test/support/test-config';
 
 const HOUR_MS = 3_600_000;
 const MINER = { uid: 1, hotkey: 'hk1' } as ServingMiner;
@@ -25,7 +25,7 @@ function setUp(databaseAheadMs: number, inMs: number, intervalMs = HOUR_MS) {
       ),
     ),
   };
-  const config = { network: { indexSync: { intervalMs } } } as AppConfig;
+  const config = testConfig({ network: { indexSync: { intervalMs } } });
   const state = { stopping: false };
   const queue = new MinerQueue(
     budgets as unknown as CallBudgets,

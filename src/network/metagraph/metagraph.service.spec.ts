@@ -1,7 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { linesLoggedBy } from '../../../test/support/logging-context';
 import { metagraphNeuron, minerEntityOf } from '../../../test/support/neurons';
-import { AppConfig } from '../../config/app-config';
 import { ValidatorIdentity } from '../bittensor/validator-identity';
 import { MinerEntity } from '../miner.entity';
 import {
@@ -16,6 +15,7 @@ import { MinerClient } from '../transport/miner-client';
 import { MetagraphSource } from './metagraph-source';
 import { MetagraphService, START_WAIT_MS } from './metagraph.service';
 import { SUSPICIOUS_CONFIRM_MS, SUSPICIOUS_CONFIRM_READS } from './suspicious-reads';
+import { testConfig } from '../../../test/support/test-config';
 
 const OWN_HOTKEY = '5OwnHotkey';
 const MIN_STAKE = 10_000;
@@ -97,10 +97,10 @@ function setUp(repository = new FakeRepository()) {
   const client = {
     permitsHost: (host: string) => Promise.resolve(host === '127.0.0.1'),
   } as unknown as MinerClient;
-  const config = {
+  const config = testConfig({
     netuid: 13,
     network: { validatorMinStake: MIN_STAKE, breakerCooldownMs: 30_000 },
-  } as unknown as AppConfig;
+  });
   const identity = { hotkey: OWN_HOTKEY } as ValidatorIdentity;
   const service = new MetagraphService(
     source,

@@ -1,7 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import { SynapseName } from '../../common/synapse-names';
-import { AppConfig } from '../../config/app-config';
 import { generateCorpus } from '../../devnet/corpus';
 import { toWireEntity } from '../../devnet/miner-records';
 import { CredibilityRecorder, MinerScore } from '../credibility-recorder';
@@ -16,6 +15,7 @@ import { ContentsFetcher } from './contents-fetcher';
 import { PlannedCall, StoredSynapse } from './holder-choice';
 import { BucketDelivery, ItemStore } from './item-store';
 import { LiedBuckets } from './lied-buckets';
+import { testConfig } from '../../../test/support/test-config';
 
 const HOUR = 500_000;
 const template = generateCorpus({ seed: 5, size: { x: 20, reddit: 1 } }).items.find(
@@ -67,7 +67,7 @@ function setUp(fails?: Error, filedUnder?: string) {
   const credibility = {
     record: (observed: MinerScore[]) => scores.push(...observed),
   } as unknown as CredibilityRecorder;
-  const config = { network: { bucketFetchTimeoutMs: 5000, queryDeadlineMs: 300 } } as AppConfig;
+  const config = testConfig({ network: { bucketFetchTimeoutMs: 5000, queryDeadlineMs: 300 } });
   const clock = new Clock();
   const lies = new LiedBuckets(clock);
   const fetcher = new ContentsFetcher(client, store, lies, credibility, clock, config);

@@ -1,5 +1,4 @@
 import { Clock } from '../../common/clock/clock';
-import { AppConfig } from '../../config/app-config';
 import { CredibilityRecorder, MinerScore } from '../credibility-recorder';
 import { BucketHolding } from '../index/miner-index-read.repository';
 import { MinerIndexService } from '../index/miner-index.service';
@@ -17,6 +16,7 @@ import { MetagraphService } from '../metagraph/metagraph.service';
 import { StoredDataService } from './stored-data.service';
 import { MemoryItemStore } from '../../../test/support/memory-item-store';
 import { until } from '../../../test/support/until';
+import { testConfig } from '../../../test/support/test-config';
 
 /**
  * The query deadline of every test but the one about the deadline: generous, so that a loaded
@@ -174,7 +174,7 @@ function setUp(
   const credibility = {
     record: (observed: MinerScore[]) => scores.push(...observed),
   } as unknown as CredibilityRecorder;
-  const config = {
+  const config = testConfig({
     network: {
       queryDeadlineMs: QUERY_DEADLINE_MS,
       minersPerQuery: options.minersPerQuery ?? 5,
@@ -182,7 +182,7 @@ function setUp(
       storedCurrentHourTtlMs: 300_000,
       bucketFetchTimeoutMs: 5000,
     },
-  } as AppConfig;
+  });
   const clock = new Clock();
   const lies = new LiedBuckets(clock);
   const fetcher = new ContentsFetcher(client, store, lies, credibility, clock, config);

@@ -3,13 +3,13 @@ import { pythonIsoDate } from '../../../common/python-json';
 import { MetricsService } from '../../../common/metrics/metrics.service';
 import { RedisConnection } from '../../../common/redis/redis-connection';
 import { ResponseCache } from '../../../common/redis/response-cache';
-import { AppConfig } from '../../../config/app-config';
 import { NetworkService } from '../../../network/network.service';
 import { emptyResult, NetworkQueryResult } from '../../../network/query-result';
 import { xPostTime } from '../../../network/x-post-id';
 import { DataQueryService } from '../data-query.service';
 import { QUERY_RESPONSE_EXAMPLES } from './data-query.examples';
 import { XItemDto } from './x-item.dto';
+import { testConfig } from '../../../../test/support/test-config';
 
 /** What the service answers for `result`, as the examples stand for. */
 async function answerTo(result: NetworkQueryResult) {
@@ -18,7 +18,7 @@ async function answerTo(result: NetworkQueryResult) {
     network,
     new ResponseCache({ ready: () => undefined } as unknown as RedisConnection),
     { now: () => new Date('2026-11-24T10:00:00Z') } as Clock,
-    { network: { queryCacheTtlSeconds: 0 } } as AppConfig,
+    testConfig({ network: { queryCacheTtlSeconds: 0 } }),
     { recordOnDemandAnswer: () => undefined } as unknown as MetricsService,
   );
   return service.query({ source: 'x' });

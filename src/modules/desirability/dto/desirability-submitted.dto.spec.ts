@@ -1,7 +1,6 @@
 import { EntityManager } from 'typeorm';
 import { Clock } from '../../../common/clock/clock';
 import { MetricsService } from '../../../common/metrics/metrics.service';
-import { AppConfig } from '../../../config/app-config';
 import { ValidatorIdentity } from '../../../network/bittensor/validator-identity';
 import { PublicationRepository } from '../../publication/publication.repository';
 import { PublicationService } from '../../publication/publication.service';
@@ -11,6 +10,7 @@ import { DesirabilityRepository } from '../desirability.repository';
 import { DesirabilityService } from '../desirability.service';
 import { DESIRABILITY_REQUEST_EXAMPLE } from './desirability-request.dto';
 import { DESIRABILITY_SUBMITTED_EXAMPLE } from './desirability-submitted.dto';
+import { subtensorAt, testConfig } from '../../../../test/support/test-config';
 
 /**
  * The OpenAPI document's answer to set_desirabilities is the one the service gives to the
@@ -21,12 +21,12 @@ import { DESIRABILITY_SUBMITTED_EXAMPLE } from './desirability-submitted.dto';
 describe('the DesirabilitySubmitted example', () => {
   it('is what the service answers to the DesirabilityRequest example', async () => {
     const manager = {} as EntityManager;
-    const config = {
+    const config = testConfig({
       netuid: 13,
       gravity: { repoUrl: 'ssh://git@github.com/o/r.git', branch: 'main' },
-      network: { subtensor: { url: 'wss://node.example:443' } },
+      network: { subtensor: subtensorAt('wss://node.example:443') },
       desirability: { maxActiveTasks: 1000 },
-    } as unknown as AppConfig;
+    });
     const identity = {
       hotkey: '5F4tQyWrhfGVcNhoqeiNsR6KjD4wMZ2kfhLj4oHYuyHbZAc3',
     } as ValidatorIdentity;
