@@ -18,7 +18,7 @@ import { generateCorpus } from '../src/devnet/corpus';
 import { writeParquet } from '../src/modules/tasks/dataset-parquet';
 import { DatasetRow, sha256OnDisk, writeJsonLines } from '../src/modules/tasks/dataset-writer';
 import { recordedBytes } from '../src/modules/tasks/recorded-bytes';
-import { numberSetting, percentile } from './support/measure';
+import { alternatingMedians, numberSetting, percentile } from './support/measure';
 import { commandLine, formatInt, machineLine, table } from './support/report';
 
 const { values: flags } = benchFlags({
@@ -72,24 +72,17 @@ async function drain(stream: Readable): Promise<void> {
 
 /**
  * Median over the rounds of the ms to read `path` DOWNLOAD_READS times through each way of
- * `opens`, the ways alternating within each round.
+ * `opens`, the ways alternating (alternatingMedians).
  */
-async function readMs<Way extends string>(
+function readMs<Way extends string>(
   path: string,
   opens: Record<Way, (path: string) => Readable>,
 ): Promise<Record<Way, number>> {
-  const ways = Object.entries(opens) as [Way, (path: string) => Readable][];
-  const times = new Map<Way, number[]>(ways.map(([way]) => [way, []]));
-  for (let round = 0; round < rounds; round++) {
-    for (const [way, open] of ways) {
-      const started = performance.now();
-      for (let read = 0; read < DOWNLOAD_READS; read++) await drain(open(path));
-      times.get(way)?.push(performance.now() - started);
-    }
-  }
-  return Object.fromEntries(
-    ways.map(([way]) => [way, percentile(times.get(way) ?? [], 0.5)]),
-  ) as Record<Way, number>;
+  return alternatingMedians(rounds, opens, async (open) => {
+    const started = performance.now();
+    for (let read = 0; read < DOWNLOAD_READS; read++) await drain(open(path));
+    return performance.now() - started;
+  });
 }
 
 function medianRun(runs: Run[]): Run {

@@ -25,7 +25,7 @@ import {
 } from '../src/network/bittensor/dendrite';
 import { cryptoReady, Sr25519Keypair, verifySignature } from '../src/network/bittensor/keypair';
 import { onDemandRequestFields } from '../src/network/sn13/messages';
-import { numberSetting, percentile } from './support/measure';
+import { alternatingMedians, numberSetting } from './support/measure';
 import { commandLine, machineLine, table } from './support/report';
 
 const { values: flags } = benchFlags({
@@ -36,26 +36,18 @@ const rounds = numberSetting(flags.rounds ?? process.env.BENCH_ROUNDS, 'BENCH_RO
 
 /**
  * For each of `runs`, the median over `rounds` of the mean time of one call in a round of
- * `calls`, in ms. The rounds alternate the runs (ours, then the baseline, then ours…), so that a
- * slow spell of the machine hits both sides of a ratio alike.
+ * `calls`, in ms, after a warm-up; ours and the baseline alternate (alternatingMedians).
  */
 function measure<Name extends string>(
   runs: Record<Name, (index: number) => unknown>,
-): Record<Name, number> {
-  const entries = Object.entries(runs) as [Name, (index: number) => unknown][];
-  for (const [, run] of entries)
+): Promise<Record<Name, number>> {
+  for (const run of Object.values<(index: number) => unknown>(runs))
     for (let index = 0; index < Math.min(50, calls); index++) run(index);
-  const means = new Map<Name, number[]>(entries.map(([name]) => [name, []]));
-  for (let round = 0; round < rounds; round++) {
-    for (const [name, run] of entries) {
-      const started = performance.now();
-      for (let index = 0; index < calls; index++) run(index);
-      means.get(name)?.push((performance.now() - started) / calls);
-    }
-  }
-  return Object.fromEntries(
-    entries.map(([name]) => [name, percentile(means.get(name) ?? [], 0.5)]),
-  ) as Record<Name, number>;
+  return alternatingMedians(rounds, runs, (run) => {
+    const started = performance.now();
+    for (let index = 0; index < calls; index++) run(index);
+    return (performance.now() - started) / calls;
+  });
 }
 
 async function main(): Promise<void> {
@@ -112,21 +104,21 @@ async function main(): Promise<void> {
   let next = 0;
 
   const rows = {
-    ...measure({ buildOurs: () => request() }),
-    ...measure({
+    ...(await measure({ buildOurs: () => request() })),
+    ...(await measure({
       signOurs: () => gateway.sign(bytes),
       signJs: () => sr25519Sign(bytes, jsPair),
-    }),
-    ...measure({
+    })),
+    ...(await measure({
       verifyOurs: () => verifySignature(message, signature, gateway.address),
       verifyJs: () => sr25519Verify(bytes, jsSignature, gateway.publicKey),
-    }),
-    ...measure({
+    })),
+    ...(await measure({
       axonCheck: () => {
         const { url, headers, body } = signed[next++ % signed.length];
         if (!guard.check(new URL(url).pathname, headers, body).ok) throw new Error('refused');
       },
-    }),
+    })),
   };
   if (!verifySignature(message, u8aToHex(jsSignature), gateway.address))
     throw new Error('the two implementations disagree');
@@ -139,7 +131,7 @@ async function main(): Promise<void> {
       'Signing a miner call: ours (WebAssembly schnorrkel) beside pure-JS sr25519, in one run',
       `command:  ${commandLine()}`,
       `machine:  ${machineLine()}`,
-      `method:   median over ${rounds} rounds of the mean of ${calls} calls, after a warm-up; ours and pure JS in alternate rounds`,
+      `method:   median over ${rounds} rounds of the mean of ${calls} calls, after a warm-up; ours and pure JS alternating, in the opposite order each other round`,
       '',
       table([
         ['per call', 'ours ms', 'pure JS ms', 'ours faster'],

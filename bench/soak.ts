@@ -19,7 +19,16 @@ import { reachableRedisUrl } from './support/redis';
 import { acquireDatabase } from './support/database';
 import { forkDevnet, serveDevnet } from './support/devnet-server';
 import { memoryMb, numberSetting, percentile } from './support/measure';
-import { closeTraffic, Context, KEYWORDS, planAt, Sample, send } from './support/soak-traffic';
+import {
+  closeTraffic,
+  Context,
+  dueAt,
+  dueCount,
+  KEYWORDS,
+  planAt,
+  Sample,
+  send,
+} from './support/soak-traffic';
 import { commandLine, formatInt, machineLine, progress, table, tally } from './support/report';
 import { RATE_LIMIT_MAX } from '../src/common/throttling/rate-limit-settings';
 
@@ -163,14 +172,14 @@ async function benchmark() {
           return;
         }
         // Open loop: send what the schedule says is due, whatever the answers' pace.
-        const due = Math.floor((elapsed / 1000) * options.rate);
+        const due = dueCount(elapsed, options.rate);
         for (; sent < due; sent++) {
           if (pending.size >= options.maxInFlight) {
             dropped++;
             continue;
           }
           const plan = planAt(context, sent);
-          const scheduled = start + (1000 * sent) / options.rate;
+          const scheduled = start + dueAt(sent, options.rate);
           const request = send(context, plan, minute, scheduled).then((sample) => {
             samples.push(sample);
             pending.delete(request);

@@ -1,38 +1,10 @@
 import { BENCH_APP_SETTINGS } from './app-server';
 import { LoadOptions, median, Round, summarize } from './measure';
+import { driftWarnings, outranWarnings } from './health-warnings';
+import { HEALTH_PATH, Target, TARGETS } from './health-targets';
 import { commandLine, formatInt, formatMs, formatPercent, machineLine, table } from './report';
 
-// bench:health's targets and its report (bench/health.ts runs them).
-
-export const HEALTH_PATH = '/api/v1/health';
-
-/** The servers measured, in the order each round runs them. */
-export const TARGETS = [
-  'bare node',
-  'stock Nest',
-  'bare Nest',
-  'least path',
-  'lean path',
-  'lean in guards',
-  'service',
-] as const;
-export type Target = (typeof TARGETS)[number];
-
-/**
- * The order round `index` (1-based) runs the targets in. Each round starts one place later, so
- * no target always runs first, last or after the heaviest one (a position's effect would be a
- * bias the medians keep, not noise). Bare Nest and the service run next to each other, swapping
- * places each round: their ratio, the target's, compares neighbours in time.
- */
-export function roundOrder(index: number): Target[] {
-  const pair: Target[] = index % 2 === 1 ? ['bare Nest', 'service'] : ['service', 'bare Nest'];
-  const units: Target[][] = [
-    ...TARGETS.filter((target) => !pair.includes(target)).map((target) => [target]),
-    pair,
-  ];
-  const start = (index - 1) % units.length;
-  return [...units.slice(start), ...units.slice(0, start)].flat();
-}
+// bench:health's report (bench/health.ts runs the targets).
 
 /**
  * The targets of issue 14: the service at ≥ 80 % of the bare Nest route on the same Express
@@ -221,7 +193,7 @@ export function reportLines(
     ),
     ...driftWarnings(rounds),
     ...outranWarnings(rounds),
-    ...(client >= CLIENT_CPU_WARNING
+    ...(client > CLIENT_CPU_WARNING
       ? [
           `warning:  the load generator used ${formatPercent(client)} of a core (median of its rounds): it may hold ` +
             'the rates down more than the servers do; read the CPU-time ratios, or run with fewer other processes',
@@ -236,82 +208,3 @@ export function reportLines(
  * this process, beside the servers, on the same cores.
  */
 const CLIENT_CPU_WARNING = 0.8;
-
-/**
- * Each path is the bare route plus work: faster than it in a round only when the floor's run was
- * disturbed, which makes that round's ratios against it wrong. Looked at round by round: a
- * disturbed round need not move a median.
- */
-export function outranWarnings(rounds: Record<Target, Round[]>): string[] {
-  const floor = rounds['bare Nest'];
-  return (['least path', 'lean path', 'lean in guards'] as const).flatMap((path) =>
-    rounds[path].flatMap((round, i) =>
-      round.rps > floor[i].rps
-        ? [
-            `warning:  the ${path} outran bare Nest in round ${i + 1} (${formatInt(round.rps)} vs ` +
-              `${formatInt(floor[i].rps)} req/s): that round's floor was disturbed; run again`,
-          ]
-        : [],
-    ),
-  );
-}
-
-/** How far a target may move beyond bare node's move and still be read as the machine's. */
-const MACHINE_MOVE_MARGIN = 0.1;
-
-/**
- * Medians hide a trend. A rate that keeps falling round after round means either that a
- * per-request cost grows during the run (then the result depends on how long the benchmark ran)
- * or that the machine slowed; one that keeps rising, that the warm-up was too short or that the
- * machine freed up. Bare node's work per request cannot change, and the rounds alternate the
- * targets, so bare node's move over the same rounds is the machine's: a target that moved no
- * further the same way is not blamed for it. Three rounds cannot tell a growing cost from a burst
- * that hit one target's rounds only, so a move beyond bare node's asks for another run too.
- */
-export function driftWarnings(rounds: Record<Target, Round[]>): string[] {
-  const machine = change(rounds['bare node']);
-  return TARGETS.flatMap((target) => {
-    const moved = steadyMove(rounds[target]);
-    if (moved === undefined) return [];
-    const fell = moved > 0;
-    const head =
-      `warning:  ${target} req/s ${fell ? 'fell' : 'rose'} ${formatPercent(Math.abs(moved))} ` +
-      `from round 1 to ${rounds[target].length}`;
-    if (target === 'bare node') {
-      return [
-        `${head}: its work per request cannot change, so the machine ${fell ? 'slowed' : 'freed up'}; run again`,
-      ];
-    }
-    // The machine's move the same way, or none.
-    const machineSameWay = fell ? Math.max(machine, 0) : Math.max(-machine, 0);
-    if (Math.abs(moved) <= machineSameWay + MACHINE_MOVE_MARGIN) {
-      return [
-        `${head}, as bare node's did (${formatPercent(Math.abs(machine))}): the machine ${fell ? 'slowed' : 'freed up'}; run again`,
-      ];
-    }
-    const why = fell
-      ? 'a per-request cost may grow during the run, or only its rounds were disturbed'
-      : 'its warm-up may be too short, or only its first rounds were disturbed';
-    return [
-      `${head}, bare node's ${machine < 0 ? 'rose' : 'fell'} ${formatPercent(Math.abs(machine))}: ${why}; run again`,
-    ];
-  });
-}
-
-/**
- * The share lost from the first round to the last (negative: gained), when each round moved the
- * same way as the one before and 15 % or more was lost or gained; otherwise undefined.
- */
-function steadyMove(rounds: Round[]): number | undefined {
-  const falling = rounds.every((round, i) => i === 0 || round.rps < rounds[i - 1].rps);
-  const rising = rounds.every((round, i) => i === 0 || round.rps > rounds[i - 1].rps);
-  const moved = change(rounds);
-  return rounds.length >= 2 && (falling || rising) && Math.abs(moved) >= 0.15 ? moved : undefined;
-}
-
-/** The share lost from the first round to the last (negative when the last was faster). */
-function change(rounds: Round[]): number {
-  const first = rounds[0]?.rps ?? 0;
-  const last = rounds[rounds.length - 1]?.rps ?? 0;
-  return first > 0 ? 1 - last / first : 0;
-}

@@ -1,7 +1,7 @@
 import { ClockSpan, monotonicMicros } from './cpu-profile';
 import { LoadOptions, LoadTarget, measure, Round, trackUsage } from './measure';
 import { formatInt, formatMs, progress } from './report';
-import { roundOrder, Target, TARGETS } from './health-report';
+import { roundOrder, Target, TARGETS } from './health-targets';
 
 // bench:health's load (bench/health.ts): every target warmed up, then measured in interleaved
 // rounds, each round's CPU time and clock span kept for the report and the CPU profiles.

@@ -1,4 +1,12 @@
-import { median, percentile, Round, seedSetting, summarize, trackUsage } from './measure';
+import {
+  alternatingMedians,
+  median,
+  percentile,
+  Round,
+  seedSetting,
+  summarize,
+  trackUsage,
+} from './measure';
 
 describe(seedSetting.name, () => {
   it('takes the seed asked for, 0 included', () => {
@@ -30,7 +38,7 @@ describe(median.name, () => {
 describe(percentile.name, () => {
   it('is the nearest rank: always one of the samples', () => {
     const samples = Array.from({ length: 300 }, (_, i) => i + 1); // 1..300
-    expect(percentile(samples, 0.99)).toBe(297); // the 3rd slowest of 300
+    expect(percentile(samples, 0.99)).toBe(297); // three of the 300 above it
     expect(percentile(samples, 0.5)).toBe(150);
     expect(percentile(samples, 1)).toBe(300);
     expect(percentile([7], 0.99)).toBe(7);
@@ -69,5 +77,22 @@ describe(trackUsage.name, () => {
     const { cpu } = usage();
     expect(cpu[0]).toBeGreaterThan(0);
     expect(cpu[1]).toBeNaN();
+  });
+});
+
+describe(alternatingMedians.name, () => {
+  it("alternates the runs within each round, the order reversed each other round, and takes each one's median", async () => {
+    const order: string[] = [];
+    const times = { ours: [5, 1, 3], theirs: [20, 40, 30] };
+    const medians = await alternatingMedians(
+      3,
+      { ours: 'ours', theirs: 'theirs' } as const,
+      (name) => {
+        order.push(name);
+        return times[name][order.filter((ran) => ran === name).length - 1];
+      },
+    );
+    expect(order).toEqual(['ours', 'theirs', 'theirs', 'ours', 'ours', 'theirs']);
+    expect(medians).toEqual({ ours: 3, theirs: 30 });
   });
 });

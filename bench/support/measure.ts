@@ -142,6 +142,27 @@ export function percentile(values: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 }
 
+/**
+ * For each of `runs`, the median over `rounds` of what `time` measured of it. The runs alternate
+ * within each round, in the opposite order each other round, so that a slow spell of the machine,
+ * and what one run leaves to the next (garbage, caches), hit every side alike.
+ */
+export async function alternatingMedians<Name extends string, Run>(
+  rounds: number,
+  runs: Record<Name, Run>,
+  time: (run: Run) => number | Promise<number>,
+): Promise<Record<Name, number>> {
+  const entries = Object.entries(runs) as [Name, Run][];
+  const times = new Map<Name, number[]>(entries.map(([name]) => [name, []]));
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? entries : [...entries].reverse();
+    for (const [name, run] of order) times.get(name)?.push(await time(run));
+  }
+  return Object.fromEntries(
+    entries.map(([name]) => [name, median(times.get(name) ?? [])]),
+  ) as Record<Name, number>;
+}
+
 /** Runs `task(0..count-1)` with at most `concurrency` in flight, in index order. */
 export async function runPool(
   count: number,

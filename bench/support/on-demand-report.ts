@@ -184,9 +184,11 @@ function withTasksLines(
 
 /**
  * MET or MISSED by the gateway's p99, but UNDECIDED when it missed while the ideal quorum (the
- * miners asked straight, no gateway, at the same load in the same run) missed too: the devnet on
- * this machine then sets the pace, and the run says nothing of the gateway (a methods audit saw
- * MISSED at 540 ms where the ideal quorum's p99 was 303 ms against a 188 ms target).
+ * miners asked straight, no gateway, at the same load in the same run) missed too and the
+ * gateway stayed within the target's margin of it: the devnet on this machine then sets the
+ * pace, and the run says nothing of the gateway. A gateway further behind the ideal quorum than
+ * the margin misses whatever the devnet did (a review: 540 ms against the ideal's 303 ms is
+ * 237 ms the gateway added, where the target allows 50).
  */
 export function onDemandVerdict(
   p99: number,
@@ -194,5 +196,5 @@ export function onDemandVerdict(
   target: number,
 ): 'MET' | 'MISSED' | 'UNDECIDED' {
   if (p99 <= target) return 'MET';
-  return idealP99 > target ? 'UNDECIDED' : 'MISSED';
+  return idealP99 > target && p99 - idealP99 <= MARGIN_MS ? 'UNDECIDED' : 'MISSED';
 }

@@ -147,6 +147,20 @@ export interface Sample {
 }
 
 /**
+ * The open-loop schedule at `rate` requests a second: how many requests are due `elapsed` ms
+ * after the start, and the instant request `index` (0-based) falls due, in ms after the start.
+ * Request n is due once n + 1 have elapsed at the rate: the first a whole interval in, so that
+ * the rate holds from the first second on.
+ */
+export function dueCount(elapsedMs: number, rate: number): number {
+  return Math.floor((elapsedMs / 1000) * rate);
+}
+
+export function dueAt(index: number, rate: number): number {
+  return (1000 * (index + 1)) / rate;
+}
+
+/**
  * Sends `plan`, timed from `scheduled` (performance.now() of the instant the schedule made it
  * due): an open-loop test times from the schedule, so that the generator's own lateness (its
  * 5 ms tick, a busy event loop) counts as the wait a client of a slowed service would see.

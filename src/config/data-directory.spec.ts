@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StartupError } from '../common/lifecycle/startup-failure';
@@ -14,6 +14,20 @@ describe(checkDataDirectory.name, () => {
     const dataDir = join(scratch, 'new', 'data');
     await checkDataDirectory(dataDir);
     expect(readdirSync(join(dataDir, 'datasets'))).toEqual([]);
+  });
+
+  // It runs first at every start: a folder it made world-readable stayed so, whatever mode the
+  // dataset writer asked of it later (a review).
+  it('makes the folders for owner and group only', async () => {
+    const dataDir = join(scratch, 'new', 'data');
+    const previous = process.umask(0o022);
+    try {
+      await checkDataDirectory(dataDir);
+    } finally {
+      process.umask(previous);
+    }
+    for (const folder of [join(scratch, 'new'), dataDir, join(dataDir, 'datasets')])
+      expect(statSync(folder).mode & 0o777).toBe(0o750);
   });
 
   it('refuses a DATA_DIR that is a file, naming it and why', async () => {

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { AddressInfo, createServer, Server, Socket } from 'node:net';
+import { AddressInfo, connect, createServer, Server, Socket } from 'node:net';
 import { Client, Pool } from 'pg';
 import { isDatabaseUnavailable } from '../../src/common/database-unavailable';
 import { testDatabaseUrl } from '../support/database';
@@ -85,7 +85,40 @@ describe('the words of pg and pg-pool that say Postgres is unavailable, as the i
     }
   });
 
-  it('recognises a connection the server closed under a query', async () => {
+  // A network cut or a killed server: the socket closes with no word from Postgres.
+  it('recognises a connection cut under a query', async () => {
+    const target = new URL(testDatabaseUrl());
+    const cut: Socket[] = [];
+    const proxy = createServer((inbound) => {
+      const outbound = connect(Number(target.port || 5432), target.hostname);
+      for (const socket of [inbound, outbound]) socket.on('error', () => undefined);
+      inbound.pipe(outbound).pipe(inbound);
+      cut.push(inbound, outbound);
+    });
+    proxy.listen(0, '127.0.0.1');
+    await once(proxy, 'listening');
+    const via = new URL(target);
+    via.hostname = '127.0.0.1';
+    via.port = String((proxy.address() as AddressInfo).port);
+    const client = new Client({ connectionString: via.toString() });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      const running = failure(() => client.query('SELECT pg_sleep(5)'));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      for (const socket of cut) socket.destroy();
+      const error = await running;
+      expect(error.message).toBe('Connection terminated unexpectedly');
+      expect(isDatabaseUnavailable(error)).toBe(true);
+    } finally {
+      await client.end().catch(() => undefined);
+      proxy.close();
+    }
+  });
+
+  // Recognised by its code, not its words; here so that the two ways a connection ends are side
+  // by side.
+  it('recognises a connection the server terminated under a query, by its code', async () => {
     const client = new Client({ connectionString: testDatabaseUrl() });
     await client.connect();
     client.on('error', () => undefined);
@@ -97,7 +130,9 @@ describe('the words of pg and pg-pool that say Postgres is unavailable, as the i
       const running = failure(() => client.query('SELECT pg_sleep(5)'));
       await new Promise((resolve) => setTimeout(resolve, 100));
       await killer.query('SELECT pg_terminate_backend($1)', [pid]);
-      expect(isDatabaseUnavailable(await running)).toBe(true);
+      const error = await running;
+      expect(error).toHaveProperty('code', '57P01');
+      expect(isDatabaseUnavailable(error)).toBe(true);
     } finally {
       await killer.end();
       await client.end().catch(() => undefined);

@@ -50,26 +50,14 @@ const SEVERITIES = ['error', 'warn', 'info', 'hint'];
  * which move with the tool's wording and the document's layout while the finding stays.
  */
 export async function owaspFindings(document: unknown): Promise<string[]> {
-  const directory = await mkdtemp(join(tmpdir(), 'openapi-owasp-'));
-  try {
-    const file = join(directory, 'openapi.json');
-    await writeFile(file, canonicalJson(document));
-    const cli = join(ROOT, 'node_modules', '@stoplight', 'spectral-cli', 'dist', 'index.js');
-    const args = [cli, 'lint', '--ruleset', join(ROOT, '.spectral.yaml'), '-f', 'json', '-q', file];
-    // lint exits 1 when it finds errors; its JSON report is on stdout either way.
-    const { stdout } = await promisify(execFile)(process.execPath, args, {
-      timeout: 120_000,
-      maxBuffer: 64 * 1024 * 1024,
-    }).catch((error: { stdout?: string; message: string }) => {
-      if (!error.stdout) throw new Error(`spectral lint did not report: ${error.message}`);
-      return { stdout: error.stdout };
-    });
-    return (JSON.parse(stdout) as SpectralFinding[])
-      .map(({ code, path, severity }) => `${SEVERITIES[severity]} ${code} ${jsonPointer(path)}`)
-      .sort();
-  } finally {
-    await rm(directory, { recursive: true, force: true });
-  }
+  const report = await lintReport(
+    join(ROOT, 'node_modules', '@stoplight', 'spectral-cli', 'dist', 'index.js'),
+    (file) => ['lint', '--ruleset', join(ROOT, '.spectral.yaml'), '-f', 'json', '-q', file],
+    document,
+  );
+  return (JSON.parse(report) as SpectralFinding[])
+    .map(({ code, path, severity }) => `${SEVERITIES[severity]} ${code} ${jsonPointer(path)}`)
+    .sort();
 }
 
 /** RFC 6901, as a URI fragment: `/` in a key is `~1`, so `/api/v1/keys` stays one segment. */
@@ -91,21 +79,39 @@ export interface LintProblem {
  * update check. Bounded in time.
  */
 export async function redoclyProblems(document: unknown): Promise<LintProblem[]> {
+  const report = await lintReport(
+    join(ROOT, 'node_modules', '@redocly', 'cli', 'bin', 'cli.js'),
+    (file) => ['lint', '--config', join(ROOT, 'redocly.yaml'), '--format', 'json', file],
+    document,
+    { REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+  );
+  return (JSON.parse(report) as { problems: LintProblem[] }).problems;
+}
+
+/**
+ * The JSON report a lint CLI of node_modules (`cli`, run by this Node with `args(file)`) writes
+ * on stdout about `document`, written to a file of its own for it. Linters exit 1 when they
+ * find errors; their report is on stdout either way. Bounded in time.
+ */
+async function lintReport(
+  cli: string,
+  args: (file: string) => string[],
+  document: unknown,
+  env: NodeJS.ProcessEnv = {},
+): Promise<string> {
   const directory = await mkdtemp(join(tmpdir(), 'openapi-lint-'));
   try {
     const file = join(directory, 'openapi.json');
-    await writeFile(file, JSON.stringify(document));
-    const cli = join(ROOT, 'node_modules', '@redocly', 'cli', 'bin', 'cli.js');
-    const args = [cli, 'lint', '--config', join(ROOT, 'redocly.yaml'), '--format', 'json', file];
-    // lint exits 1 when it finds errors; its JSON report is on stdout either way.
-    const { stdout } = await promisify(execFile)(process.execPath, args, {
-      timeout: 60_000,
-      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+    await writeFile(file, canonicalJson(document));
+    const { stdout } = await promisify(execFile)(process.execPath, [cli, ...args(file)], {
+      timeout: 120_000,
+      maxBuffer: 64 * 1024 * 1024,
+      env: { ...process.env, ...env },
     }).catch((error: { stdout?: string; message: string }) => {
-      if (!error.stdout) throw new Error(`redocly lint did not report: ${error.message}`);
+      if (!error.stdout) throw new Error(`${cli} did not report: ${error.message}`);
       return { stdout: error.stdout };
     });
-    return (JSON.parse(stdout) as { problems: LintProblem[] }).problems;
+    return stdout;
   } finally {
     await rm(directory, { recursive: true, force: true });
   }

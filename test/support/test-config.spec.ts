@@ -1,10 +1,17 @@
+import { resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { loadConfig } from '../../src/config/load-config';
 import { subtensorAt, testConfig } from './test-config';
 
 describe(testConfig.name, () => {
-  it('is the config loaded with NODE_ENV=test alone', () => {
-    expect(testConfig()).toEqual(loadConfig({ NODE_ENV: 'test' }));
+  it('is the config loaded with NODE_ENV=test alone, but for DATA_DIR', () => {
+    const { dataDir, ...rest } = testConfig();
+    const { dataDir: loaded, ...defaults } = loadConfig({ NODE_ENV: 'test' });
+    expect(rest).toEqual(defaults);
+    expect(loaded).toBe('./.data');
+    // Not the developer's own data folder: a spec that forgets its own is not let loose there.
+    expect(resolve(dataDir).startsWith(resolve(__dirname, '..', '..'))).toBe(false);
+    expect(dataDir).toContain('testConfig-dataDir-not-set');
   });
 
   it('merges an object field by field, keeping the defaults of the fields not given', () => {

@@ -1,4 +1,6 @@
 import { AppConfig, SubtensorConfig } from '../../src/config/app-config';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load-config';
 
 /**
@@ -20,8 +22,14 @@ export type ConfigOverrides<T> = {
 /**
  * The environment of the defaults: the test tier's, with nothing else set. Never
  * `process.env`: the developer's `.env` or shell would change what every spec runs with.
+ * DATA_DIR's default, `./.data`, is the developer's own data (the embedded Postgres, the master
+ * key, datasets): a spec that forgot to give its own folder would read, write and remove there.
+ * It gets a folder that names the mistake instead, under the run's temporary folder.
  */
-const TEST_ENVIRONMENT = { NODE_ENV: 'test' };
+const TEST_ENVIRONMENT = {
+  NODE_ENV: 'test',
+  DATA_DIR: join(tmpdir(), 'testConfig-dataDir-not-set'),
+};
 
 let defaults: AppConfig | undefined;
 
