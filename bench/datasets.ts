@@ -2,10 +2,10 @@
  * What a task's Parquet file costs beside its JSON lines file (the baseline, which compiling
  * wrote before): time to write, bytes, how long the writer stalls the event loop the API
  * shares (max and p99 of the loop's delay while writing) and how far the process's resident
- * memory rose over its level before the write (a worker thread's included). Then what a download's check of the bytes it sends
- * costs (recordedBytes: counted and hashed, the last chunk held back) beside the file's plain
- * read stream, reading each file DOWNLOAD_READS times a round, the two ways alternating. Devnet X
- * items; medians of rounds.
+ * memory rose over its level before the write (a worker thread's included). Then what a
+ * download's check of the bytes it sends costs (recordedBytes: counted and hashed, the last chunk
+ * held back) beside the file's plain read stream, reading each file DOWNLOAD_READS times a round,
+ * the two ways alternating. Devnet X items; medians of rounds.
  * Run: npm run bench:datasets [-- --rows 20000 --rounds 3] (or BENCH_ROWS, BENCH_ROUNDS).
  */
 import { createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs';

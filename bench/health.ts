@@ -141,13 +141,13 @@ async function benchmark(options: LoadOptions): Promise<void> {
     const profileRoot = flags.profile ? mkdtempSync(join(tmpdir(), 'bench-health-profile-')) : '';
     const profileDir = (target: Target): string =>
       join(profileRoot, target.replaceAll(' ', '-').toLowerCase());
-    // The service gets the benchmark's own Node flags, as the floors do (forked with them).
     const profileArgs = (target: Target): string[] =>
       profileRoot && PROFILED.includes(target)
         ? ['--cpu-prof', `--cpu-prof-dir=${profileDir(target)}`]
         : [];
     const service = await startServiceProcess(env, {
       stdout: log,
+      // The benchmark's own Node flags, as the floors have them (forked with them).
       nodeArgs: [...process.execArgv, ...profileArgs('service')],
     });
     closeSync(log);

@@ -1,6 +1,5 @@
 import { type AddressInfo, isIPv6 } from 'node:net';
 import { join } from 'node:path';
-import { config as loadDotEnv } from 'dotenv';
 import { Logger } from 'nestjs-pino';
 import { createApp } from './bootstrap';
 import { formatClockSimulation } from './common/clock/clock-simulation';
@@ -25,6 +24,7 @@ import { LockWaitEnded } from './database/migrate';
 import { loadValidatorKey, ValidatorKey } from './network/bittensor/validator-key';
 import { nodeAddress } from './common/security/node-address';
 import { ShutdownNotice } from './common/lifecycle/shutdown-notice';
+import { loadEnvFile } from './config/env-file';
 
 /**
  * A network started beside the gateway in place of a metagraph source. The development entry
@@ -111,9 +111,7 @@ async function startGateway(
     else return false;
     return true;
   });
-  // quiet: dotenv 17 and later print a line to stderr at every load, .env or none (a
-  // dependency drift audit: the start's output is a contract, startup.e2e-spec).
-  loadDotEnv({ quiet: true });
+  loadEnvFile();
   const config = loadConfig();
   await checkDataDirectory(config.dataDir);
   const master = resolveMasterKey(config.masterKey, config.dataDir);

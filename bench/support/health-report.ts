@@ -2,7 +2,15 @@ import { BENCH_APP_SETTINGS } from './app-server';
 import { LoadOptions, median, Round, summarize } from './measure';
 import { driftWarnings, outranWarnings } from './health-warnings';
 import { HEALTH_PATH, Target, TARGETS } from './health-targets';
-import { commandLine, formatInt, formatMs, formatPercent, machineLine, table } from './report';
+import {
+  commandLine,
+  formatInt,
+  formatMs,
+  formatPercent,
+  machineLine,
+  table,
+  Verdict,
+} from './report';
 
 // bench:health's report (bench/health.ts runs the targets).
 
@@ -46,10 +54,11 @@ export interface Spread {
 }
 
 /**
- * `over[i] / under[i]` for each round i, summed up. Both numbers of a ratio come from one round:
- * the rounds interleave the targets so that the machine's drifts hit both alike, and a ratio of
- * two medians could pair one target's round 2 with the other's round 3 (a methods audit saw
- * 0.971 "within 80 %" printed where the rounds' own ratios were 0.718, 0.728 and 1.020).
+ * `over[i] / under[i]` for each round i: their median and range. Both numbers of a ratio come
+ * from one round: the rounds interleave the targets so that the machine's drifts hit both
+ * alike, and a ratio of two medians could pair one target's round 2 with the other's round 3 (a
+ * methods audit saw 0.971 "within 80 %" printed where the rounds' own ratios were 0.718, 0.728
+ * and 1.020).
  */
 export function pairedRatio(over: readonly number[], under: readonly number[]): Spread {
   if (over.length !== under.length) throw new Error('paired ratio of unequal rounds');
@@ -66,7 +75,7 @@ export function formatSpread({ median: middle, min, max }: Spread): string {
  * MET when every round's ratio reaches `share`, MISSED when none does, UNDECIDED when the rounds
  * fall on both sides of it: noise then decides, and another run (or more rounds) is what helps.
  */
-export function verdict({ min, max }: Spread, share: number): 'MET' | 'MISSED' | 'UNDECIDED' {
+export function verdict({ min, max }: Spread, share: number): Verdict {
   if (min >= share) return 'MET';
   return max < share ? 'MISSED' : 'UNDECIDED';
 }

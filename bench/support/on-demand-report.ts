@@ -3,7 +3,7 @@ import { AppConfig } from '../../src/config/app-config';
 import { describeBehaviour, MinerBehaviour } from '../../src/devnet/behaviour';
 import { HASHTAGS } from '../../src/devnet/vocabulary';
 import { percentile, Usage } from './measure';
-import { commandLine, formatPercent, machineLine, ordinal, table, tally } from './report';
+import { commandLine, formatPercent, machineLine, ordinal, table, tally, Verdict } from './report';
 
 export const ON_DEMAND_PATH = '/api/v1/on_demand_data_request';
 /** The head of the corpus' Zipf-ordered hashtags: every miner holds items for each. */
@@ -190,11 +190,7 @@ function withTasksLines(
  * the margin misses whatever the devnet did (a review: 540 ms against the ideal's 303 ms is
  * 237 ms the gateway added, where the target allows 50).
  */
-export function onDemandVerdict(
-  p99: number,
-  idealP99: number,
-  target: number,
-): 'MET' | 'MISSED' | 'UNDECIDED' {
+export function onDemandVerdict(p99: number, idealP99: number, target: number): Verdict {
   if (p99 <= target) return 'MET';
   return idealP99 > target && p99 - idealP99 <= MARGIN_MS ? 'UNDECIDED' : 'MISSED';
 }

@@ -1,6 +1,12 @@
 import os from 'node:os';
 import { relative } from 'node:path';
 
+/**
+ * A target's verdict: MET or MISSED, or UNDECIDED when the run cannot tell (rounds on both sides
+ * of the target, or a baseline that missed it too).
+ */
+export type Verdict = 'MET' | 'MISSED' | 'UNDECIDED';
+
 /** Progress goes to stderr, so that stdout carries only the report. */
 export function progress(message: string): void {
   process.stderr.write(`  ${message}\n`);

@@ -13,10 +13,10 @@ const ANSWER_WITHIN_MS = 10_000;
  * The probe, run by `node -e` with the datasets directory and the probe file as arguments: makes
  * the directory as `mkdir -p` does (owner and group only, 0750: datasets hold third parties'
  * posts, and the folders made here are the ones they are written to), writes the file and
- * removes it; a failure ends it with 1 and
- * its reason on stderr. Not Node's recursive mkdir: procfs answers ENOENT to a new directory in a
- * directory that exists, which that took for a missing parent and retried for ever, in C++ (the
- * start hung, a core busy). Here an ENOENT once the parent is made is final.
+ * removes it; a failure ends it with 1 and its reason on stderr. Not Node's recursive mkdir:
+ * procfs answers ENOENT to a new directory in a directory that exists, which that took for a
+ * missing parent and retried for ever, in C++ (the start hung, a core busy). Here an ENOENT once
+ * the parent is made is final.
  */
 const PROBE = `
 const { mkdirSync, rmSync, writeFileSync } = require('node:fs');

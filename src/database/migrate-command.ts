@@ -1,6 +1,6 @@
-import { config as loadDotEnv } from 'dotenv';
 import { loadConfig } from '../config/load-config';
 import { describeMigrations, migrateDatabase, MigrationProgress, MigrationReport } from './migrate';
+import { loadEnvFile } from '../config/env-file';
 
 /** The database the migration commands act on (DATABASE_URL), with its connect timeout. */
 export function commandLineDatabase(env: NodeJS.ProcessEnv): {
@@ -52,9 +52,7 @@ export async function runMigrationCommand(
 }
 
 if (require.main === module) {
-  // quiet: dotenv 17 and later print a line to stderr at every load, .env or none (a
-  // dependency drift audit: the start's output is a contract, startup.e2e-spec).
-  loadDotEnv({ quiet: true });
+  loadEnvFile();
   void runMigrationCommand(process.env, {
     stdout: (line) => process.stdout.write(`${line}\n`),
     stderr: (line) => process.stderr.write(`${line}\n`),
