@@ -46,7 +46,9 @@ describe(`${NetworkAggregateService.name} reads of the stored aggregate`, () => 
   beforeAll(async () => {
     medium = await openMediumDatabase({ own: 'netaggregate' });
     repository = new NetworkVotesRepository(medium.dataSource);
-    service = new NetworkAggregateService(
+  });
+  const newService = () =>
+    new NetworkAggregateService(
       { enabled: true } as never,
       {} as never,
       repository,
@@ -56,8 +58,13 @@ describe(`${NetworkAggregateService.name} reads of the stored aggregate`, () => 
       {} as never,
       testConfig({ desirability: { syncIntervalMs: 60_000 } }),
     );
-  });
   afterAll(() => medium.close());
+  // The aggregate is one row, and the service remembers the version it read: each test starts
+  // from none stored and a service of its own, in any order.
+  beforeEach(async () => {
+    await medium.dataSource.query('DELETE FROM network_desirabilities');
+    service = newService();
+  });
   beforeEach(() => {
     queries = [];
     const query = medium.dataSource.query.bind(medium.dataSource);

@@ -45,6 +45,9 @@ describe('When a Parquet file was written', () => {
     repository = new TaskLifecycleRepository(database);
   });
   afterAll(() => medium.close());
+  // Completion times only grow across the table (markCompleted): each test starts from none, so
+  // its times are its own in any order.
+  beforeEach(() => database.query('DELETE FROM scraping_tasks'));
 
   it('is the completion of a compile that wrote it, and none for a compile that did not', async () => {
     await compiling('with-parquet');

@@ -27,6 +27,8 @@ describe(SubtensorConnection.name, () => {
       url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
     });
     afterAll(() => new Promise((resolve) => server.close(resolve)));
+    // Each test counts its own dials: the other tests of this server dial too, in any order.
+    beforeEach(() => (attempts = 0));
 
     it('fails fast, then waits out a backoff before dialling again', async () => {
       // Time stands still: on a loaded machine (load 22 on 2 cores) more than the 1 s backoff
