@@ -35,22 +35,33 @@ describe('The Parquet version guard', () => {
     database = medium.dataSource;
     repository = new TaskLifecycleRepository(database);
     await database.query(
-      `INSERT INTO scraping_tasks (id, platform, label, state, registered_by, registered_at, expires_at, completed_at)
-       VALUES ('tao-x', 'x', '#tao', 'completed', '5Hotkey', now() - interval '8 days', now() - interval '1 day', now())`,
+      `INSERT INTO scraping_tasks (id, platform, label, state, registered_by, registered_at, expires_at, completed_at, dataset_sha256)
+       VALUES ('tao-x', 'x', '#tao', 'completed', '5Hotkey', now() - interval '8 days', now() - interval '1 day', now(), $1)`,
+      [SHA('f')],
     );
   });
   afterAll(() => medium.close());
 
   it('forgets the version when an older release records its file over the current one', async () => {
     const file = '/data/datasets/tao-x.parquet';
-    await repository.recordParquet('tao-x', { file, bytes: 120, sha256: SHA('a') }, new Date());
+    await repository.recordParquet(
+      'tao-x',
+      { file, bytes: 120, sha256: SHA('a') },
+      new Date(),
+      SHA('f'),
+    );
     expect(await version('tao-x')).toBe(PARQUET_VERSION);
 
     await olderReleaseRecords('tao-x', SHA('b'));
     expect(await version('tao-x')).toBeNull();
 
     // Written again by the current writer: its version again.
-    await repository.recordParquet('tao-x', { file, bytes: 120, sha256: SHA('a') }, new Date());
+    await repository.recordParquet(
+      'tao-x',
+      { file, bytes: 120, sha256: SHA('a') },
+      new Date(),
+      SHA('f'),
+    );
     expect(await version('tao-x')).toBe(PARQUET_VERSION);
     // The same file recorded again (the writer is deterministic) keeps it.
     await olderReleaseRecords('tao-x', SHA('a'));

@@ -65,12 +65,12 @@ describe('When a Parquet file was written', () => {
     const { completed_at: completed } = await times('rewritten');
     const file = { file: '/data/datasets/tao.parquet', bytes: 20, sha256: SHA('a') };
     // The same bytes again (a file gone from the disk, written again): not modified.
-    expect(await repository.recordParquet('rewritten', file, at(20))).toEqual(completed);
+    expect(await repository.recordParquet('rewritten', file, at(20), SHA('f'))).toEqual(completed);
     expect((await times('rewritten')).parquet_written_at).toEqual(completed);
     // Another file (an upgraded writer's): written now.
     const other = { ...file, sha256: SHA('b') };
-    expect(await repository.recordParquet('rewritten', other, at(30))).toEqual(at(30));
-    expect(await repository.recordParquet('rewritten', other, at(40))).toEqual(at(30));
+    expect(await repository.recordParquet('rewritten', other, at(30), SHA('f'))).toEqual(at(30));
+    expect(await repository.recordParquet('rewritten', other, at(40), SHA('f'))).toEqual(at(30));
   });
 
   it('moves past the date recorded when a replica whose clock is behind records other bytes', async () => {
@@ -80,12 +80,26 @@ describe('When a Parquet file was written', () => {
     // Written at 12:20:00.000; a replica at 12:19 writes other bytes: the second after, as an
     // HTTP-date says whole seconds and a client may hold the first file with 12:20:00.
     const second = new Date(at(20).getTime() + 1000);
-    expect(await repository.recordParquet('behind', file, at(19))).toEqual(second);
+    expect(await repository.recordParquet('behind', file, at(19), SHA('f'))).toEqual(second);
     // Within the same second, by a replica on time: the next second again.
     const third = { ...file, sha256: SHA('d') };
     expect(
-      await repository.recordParquet('behind', third, new Date(second.getTime() + 300)),
+      await repository.recordParquet('behind', third, new Date(second.getTime() + 300), SHA('f')),
     ).toEqual(new Date(second.getTime() + 1000));
+  });
+
+  // An author's erasure rewrote the JSON lines file while a download converted the old one.
+  it('is not recorded for a file made from a JSON lines file the task no longer records', async () => {
+    await compiling('rewritten-meanwhile');
+    await repository.markCompleted('rewritten-meanwhile', dataset(false), at(30));
+    const file = { file: '/data/datasets/tao.parquet', bytes: 20, sha256: SHA('a') };
+    expect(
+      await repository.recordParquet('rewritten-meanwhile', file, at(31), SHA('e')),
+    ).toBeNull();
+    const [row] = await database.query<{ parquet_file: string | null }[]>(
+      `SELECT parquet_file FROM scraping_tasks WHERE id = 'rewritten-meanwhile'`,
+    );
+    expect(row.parquet_file).toBeNull();
   });
 
   it('is the completion for the same bytes recorded without a time (a release before it)', async () => {
@@ -95,9 +109,9 @@ describe('When a Parquet file was written', () => {
     await database.query(
       `UPDATE scraping_tasks SET parquet_written_at = NULL WHERE id = 'untimed'`,
     );
-    expect(await repository.recordParquet('untimed', dataset(true).parquet!, at(45))).toEqual(
-      completed,
-    );
+    expect(
+      await repository.recordParquet('untimed', dataset(true).parquet!, at(45), SHA('f')),
+    ).toEqual(completed);
   });
 
   it("is the migration's time for a file recorded before it, and none for a task without one", async () => {
@@ -125,13 +139,13 @@ describe('When a Parquet file was written', () => {
   it('is the time of the download for a file recorded without one', async () => {
     await compiling('legacy');
     await repository.markCompleted('legacy', dataset(false), at(50));
-    expect(await repository.recordParquet('legacy', dataset(true).parquet!, at(55))).toEqual(
-      at(55),
-    );
+    expect(
+      await repository.recordParquet('legacy', dataset(true).parquet!, at(55), SHA('f')),
+    ).toEqual(at(55));
     // Not completed: nothing recorded, no time.
     await compiling('not-completed');
-    expect(await repository.recordParquet('not-completed', dataset(true).parquet!, at(56))).toBe(
-      null,
-    );
+    expect(
+      await repository.recordParquet('not-completed', dataset(true).parquet!, at(56), SHA('f')),
+    ).toBe(null);
   });
 });

@@ -59,6 +59,14 @@ export function buildService(): void {
   onceThisRun(BUILD_DIR, () => compile('tsconfig.build.json', BUILD_DIR));
 }
 
+/**
+ * A script of the production build (buildService) by its path under `dist/`
+ * (`src/modules/erasure/erase-author-command.js`): what an operator's `npm run` command runs.
+ */
+export function builtScript(path: string): string {
+  return join(BUILD_DIR, path);
+}
+
 /** Runs `build` unless it ran in this jest run already (the run's database names the run). */
 function onceThisRun(outDir: string, build: () => void): void {
   const run = process.env.TEST_RUN_DATABASE_NAME;

@@ -25,9 +25,14 @@ export class WriteStopped extends Error {
 /**
  * Runs a writer's rename into place: calls `rename` (the rename, flushed), or throws instead to
  * leave the path as it is. A compile holds its task row's lock around it and refuses once the
- * task is no longer `compiling` (TaskCompiler).
+ * task is no longer `compiling` (TaskCompiler). `written` is the file about to be renamed (its
+ * size and SHA-256, and what its writer adds): an erasure records it in the transaction that
+ * renames it (AuthorErasure), so that no reader sees the file without its record.
  */
-export type RenameWith = (rename: () => Promise<void>) => Promise<void>;
+export type RenameWith<T = WrittenFile> = (
+  rename: () => Promise<void>,
+  written: T,
+) => Promise<void>;
 
 /**
  * A rename into place refused by its writer's RenameWith: the file is no longer wanted (a
@@ -69,6 +74,7 @@ export async function writeFileAtomically(
     },
   });
   const stored = pipeline(hashing, createWriteStream(partial, { mode: 0o640 }));
+  let written: WrittenFile;
   try {
     await Promise.all([
       write(hashing).catch((error: Error) => {
@@ -78,13 +84,14 @@ export async function writeFileAtomically(
       stored,
     ]);
     await syncToDisk(partial, 'r+');
+    written = { bytes: (await stat(partial)).size, sha256: hash.digest('hex') };
     await renameWith(async () => {
       await rename(partial, path);
       // The rename is the directory's change: flushed too before the caller records the file
       // (a task `completed`), or a power loss could undo it while the database kept the record.
       // Windows opens no directory as a file (and its file system journals the rename itself).
       if (process.platform !== 'win32') await syncToDisk(dirname(path), 'r');
-    });
+    }, written);
   } catch (error) {
     await stored.catch(() => undefined);
     // The write's error is the one to report: a removal failing too (a disk gone read-only after
@@ -92,7 +99,7 @@ export async function writeFileAtomically(
     await rm(partial, { force: true }).catch(() => undefined);
     throw error;
   }
-  return { bytes: (await stat(path)).size, sha256: hash.digest('hex') };
+  return written;
 }
 
 /** Flushes a file's, or a directory's, data to disk. */

@@ -38,6 +38,8 @@ describe(DatasetParquetService.name, () => {
   let now: Date;
   let service: DatasetParquetService;
   let recorded: jest.Mock;
+  /** The SHA-256 of the JSON lines file each task records, as its row's lock reads it. */
+  let recordedShas: Map<string, string>;
   /** What the service tells the operator. */
   let logged: Record<'log' | 'error', jest.SpyInstance>;
 
@@ -52,9 +54,11 @@ describe(DatasetParquetService.name, () => {
     now = new Date('2026-01-09T00:00:00.000Z');
     // What the repository answers: when the task says the file was written.
     recorded = jest.fn((_id: string, _file: unknown, at: Date) => Promise.resolve(at));
-    // The task row's lock, as a completed task's finds it (test/medium/task-compile-race takes it).
-    const lockTask = (_id: string, work: (lock: TaskLock) => Promise<unknown>) =>
-      work({ state: 'completed' } as TaskLock);
+    // The task row's lock, as a completed task's finds it (test/medium/task-compile-race takes it):
+    // with the JSON lines file the task records (an erasure may change it).
+    recordedShas = new Map();
+    const lockTask = (id: string, work: (lock: TaskLock) => Promise<unknown>) =>
+      work({ state: 'completed', datasetSha256: recordedShas.get(id) ?? null } as TaskLock);
     service = new DatasetParquetService(
       { recordParquet: recorded, lockTask } as unknown as TaskLifecycleRepository,
       { now: () => now } as Clock,
@@ -72,6 +76,7 @@ describe(DatasetParquetService.name, () => {
       yield { uri: COMMENT.uri, datetime: new Date(COMMENT.datetime), item: COMMENT };
     }
     const jsonl = await writeJsonLines(join(directory, `${id}.jsonl.gz`), rows());
+    recordedShas.set(id, jsonl.sha256);
     return {
       id,
       platform: 'reddit',
@@ -123,7 +128,7 @@ describe(DatasetParquetService.name, () => {
       writtenAt: now,
     });
     const { writtenAt: _, ...file } = parquet!;
-    expect(recorded).toHaveBeenCalledWith('sub', file, now);
+    expect(recorded).toHaveBeenCalledWith('sub', file, now, task.dataset_sha256);
     expect(logged.log.mock.calls).toEqual([
       [{ task_id: 'sub' }, 'task sub: Parquet file written at a download (it had none)'],
     ]);
@@ -163,6 +168,25 @@ describe(DatasetParquetService.name, () => {
     expect(recorded).not.toHaveBeenCalled();
   });
 
+  // An author's erasure rewrote the JSON lines file and cleared the Parquet record while this
+  // conversion read the old rows: renamed and recorded after it, the old rows were back.
+  it('renames and records nothing when the dataset was rewritten during the conversion, and converts again at the next download', async () => {
+    const task = await completedTask('sub');
+    recordedShas.set('sub', 'e'.repeat(64));
+
+    expect(await service.ensure(task)).toBeNull();
+    expect(existsSync(join(directory, 'sub.parquet'))).toBe(false);
+    expect(recorded).not.toHaveBeenCalled();
+    expect(logged.error).not.toHaveBeenCalled();
+    expect(logged.log.mock.calls).toEqual([
+      [{ task_id: 'sub' }, 'task sub: Parquet file given up: the dataset was rewritten meanwhile'],
+    ]);
+
+    // Not remembered as a failure: the download after (of the task as now recorded) converts.
+    recordedShas.set('sub', task.dataset_sha256);
+    expect(await service.ensure(task)).not.toBeNull();
+  });
+
   it("keeps one task's failed conversion standing for the hour when another task's fails after it", async () => {
     const first = await completedTask('first');
     const second = await completedTask('second');
@@ -199,7 +223,7 @@ describe(DatasetParquetService.name, () => {
 
     const { writtenAt: _, ...file } = (await service.ensure(recordedElsewhere))!;
     expect(file.file).toBe(join(directory, 'sub.parquet'));
-    expect(recorded).toHaveBeenCalledWith('sub', file, now);
+    expect(recorded).toHaveBeenCalledWith('sub', file, now, task.dataset_sha256);
     expect(
       JSON.parse(readFileSync(manifestPathOf(task.dataset_file), 'utf8')) as { parquet: unknown },
     ).toMatchObject({ parquet: { file: 'sub.parquet', sha256: file.sha256 } });

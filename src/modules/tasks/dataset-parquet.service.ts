@@ -156,7 +156,7 @@ export class DatasetParquetService implements OnModuleDestroy {
    */
   private async convert(task: CompletedTask, why: string): Promise<RecordedParquetFile | null> {
     let parquet: ParquetFile;
-    const renameWith = this.renameWhileCompleted(task.id);
+    const renameWith = this.renameWhileCompleted(task);
     try {
       parquet = await this.write(
         task,
@@ -175,11 +175,26 @@ export class DatasetParquetService implements OnModuleDestroy {
         this.logger.log({ task_id: task.id }, `task ${task.id}: Parquet file given up at shutdown`);
         return null;
       }
+      // Nor when the dataset was rewritten (an author's erasure) or the task left `completed`
+      // meanwhile (renameWhileCompleted): not remembered as a failure, the next download
+      // converts the file the task records then.
+      if (error instanceof RenameRefused) {
+        this.logger.log(
+          { task_id: task.id },
+          `task ${task.id}: Parquet file given up: ${error.message}`,
+        );
+        return null;
+      }
       this.recordFailure(task.id, error as Error);
       return null;
     }
     this.failedAt.delete(task.id);
-    const writtenAt = await this.repository.recordParquet(task.id, parquet, this.clock.now());
+    const writtenAt = await this.repository.recordParquet(
+      task.id,
+      parquet,
+      this.clock.now(),
+      task.dataset_sha256,
+    );
     this.logger.log(
       { task_id: task.id },
       `task ${task.id}: Parquet file written at a download (${why})`,
@@ -192,13 +207,17 @@ export class DatasetParquetService implements OnModuleDestroy {
    * are: a compile giving up removes its own stray files under it (identity checked, then
    * removed), and a conversion's file renamed between the two was removed though the task then
    * recorded it (docs/decisions.md, "The task row's lock for a compile's renames, completion and
-   * removals"). Refused unless the task is `completed`, the only state a conversion is for.
+   * removals"). Refused unless the task is `completed`, the only state a conversion is for, and
+   * still records the JSON lines file the conversion read: an author's erasure rewrites it under
+   * the same lock, and a Parquet file of the old rows renamed after it would bring them back.
    */
-  private renameWhileCompleted(taskId: string): RenameWith {
+  private renameWhileCompleted(task: CompletedTask): RenameWith {
     return (rename) =>
-      this.repository.lockTask(taskId, async (lock) => {
+      this.repository.lockTask(task.id, async (lock) => {
         if (lock.state !== 'completed')
           throw new RenameRefused(`the task is ${lock.state ?? 'gone'}, not completed`);
+        if (lock.datasetSha256 !== task.dataset_sha256)
+          throw new RenameRefused('the dataset was rewritten meanwhile');
         await rename();
       });
   }

@@ -66,12 +66,13 @@ export interface DatasetManifest {
  * name is unique to this writer because the job lock is a session advisory lock: when its
  * connection drops mid-compile, another replica may compile the same task at once, and a shared
  * partial file would interleave both writers' bytes under a hash neither recorded.
- * `renameWith` runs the rename once the file is written, or refuses it (writeFileAtomically).
+ * `renameWith` runs the rename once the file is written, or refuses it (writeFileAtomically),
+ * told the file as a task would record it.
  */
 export async function writeJsonLines(
   path: string,
   rows: AsyncIterable<DatasetRow>,
-  renameWith?: RenameWith,
+  renameWith?: RenameWith<JsonLinesFile>,
 ): Promise<JsonLinesFile> {
   let count = 0;
   let start: Date | null = null;
@@ -84,12 +85,19 @@ export async function writeJsonLines(
       yield jsonLine(row.item);
     }
   }
+  const described = (written: WrittenFile): JsonLinesFile => ({
+    ...written,
+    file: path,
+    rows: count,
+    start,
+    end,
+  });
   const written = await writeFileAtomically(
     path,
     (output) => pipeline(Readable.from(lines()), createGzip(), output),
-    { renameWith },
+    { renameWith: renameWith && ((rename, file) => renameWith(rename, described(file))) },
   );
-  return { ...written, file: path, rows: count, start, end };
+  return described(written);
 }
 
 /** Where the manifest of the JSON lines file `file` lives: beside it. */

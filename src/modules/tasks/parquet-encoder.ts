@@ -1,14 +1,13 @@
-import { createReadStream, WriteStream } from 'node:fs';
+import type { WriteStream } from 'node:fs';
 import { Writable } from 'node:stream';
-import { createGunzip } from 'node:zlib';
 import type { FieldDefinition, SchemaDefinition } from '@dsnp/parquetjs';
 import { loadWhenUsed } from '../../common/load-when-used';
 import { Source } from '../../common/source';
-import { textLines } from '../../common/text-lines';
 import { currentItemShape, StoredItemShape } from '../../network/legacy-items';
 import { RedditItem, XItem } from '../../network/protocol';
 import { xContentFields } from '../../network/x-content';
 import { toSourceName } from '../../network/sources';
+import { datasetLines } from './dataset-lines';
 
 /*
  * A task's dataset as Parquet, in the columns of the subnet's own Parquet datasets: one row per
@@ -197,39 +196,28 @@ export async function encodeParquet(
     useDataPageV2: false,
     rowGroupSize: ROW_GROUP_SIZE,
   });
-  const file = createReadStream(jsonlPath);
-  const input = file.pipe(createGunzip()).setEncoding('utf8');
-  file.once('error', (error) => input.destroy(error));
   let rows = 0;
   // The current row group's rows and characters (its items' JSON lines: the text they carry).
   let groupRows = 0;
   let groupChars = 0;
-  // JSON.stringify escapes every \n inside a value: one line is one item.
-  try {
-    for await (const line of textLines(input)) {
-      if (line === '') continue;
-      // A file compiled by an earlier release holds the earlier item shapes.
-      const item = currentItemShape(JSON.parse(line) as StoredItemShape);
-      if (item.source !== source)
-        throw new Error(`row ${rows + 1} is a ${item.source} item in a ${source} dataset`);
-      groupRows++;
-      groupChars += line.length;
-      // The writer closes a group when it holds rowGroupSize rows: lowered to this row's count,
-      // the append closes it now.
-      const closesGroup = groupRows >= ROW_GROUP_SIZE || groupChars >= ROW_GROUP_CHARS;
-      if (closesGroup) writer.setRowGroupSize(groupRows);
-      await writer.appendRow(item.source === 'X' ? xRow(item) : redditRow(item));
-      rows++;
-      if (closesGroup) {
-        writer.setRowGroupSize(ROW_GROUP_SIZE);
-        groupRows = 0;
-        groupChars = 0;
-      }
+  for await (const line of datasetLines(jsonlPath)) {
+    // A file compiled by an earlier release holds the earlier item shapes.
+    const item = currentItemShape(JSON.parse(line) as StoredItemShape);
+    if (item.source !== source)
+      throw new Error(`row ${rows + 1} is a ${item.source} item in a ${source} dataset`);
+    groupRows++;
+    groupChars += line.length;
+    // The writer closes a group when it holds rowGroupSize rows: lowered to this row's count,
+    // the append closes it now.
+    const closesGroup = groupRows >= ROW_GROUP_SIZE || groupChars >= ROW_GROUP_CHARS;
+    if (closesGroup) writer.setRowGroupSize(groupRows);
+    await writer.appendRow(item.source === 'X' ? xRow(item) : redditRow(item));
+    rows++;
+    if (closesGroup) {
+      writer.setRowGroupSize(ROW_GROUP_SIZE);
+      groupRows = 0;
+      groupChars = 0;
     }
-  } finally {
-    // Leaving the lines early does not close the file they were read from.
-    input.destroy();
-    file.destroy();
   }
   for (const [key, value] of Object.entries(metadata)) writer.setMetadata(key, value);
   await writer.close();

@@ -31,6 +31,11 @@ function awaitingFinalCollection(now: string, waitMs: string): string {
 export interface TaskLock {
   /** The task's state as the lock found it, the latest committed; null: no such task. */
   readonly state: TaskState | null;
+  /**
+   * The SHA-256 of the JSON lines file the task records, as the lock found it: a Parquet file
+   * made from another (an erasure rewrote the dataset meanwhile) is not renamed into place.
+   */
+  readonly datasetSha256: string | null;
   /** The transaction holding the lock: markCompleted, given the lock, records in it. */
   readonly manager: EntityManager;
 }
@@ -190,11 +195,15 @@ export class TaskLifecycleRepository {
    */
   lockTask<T>(taskId: string, work: (lock: TaskLock) => Promise<T>): Promise<T> {
     return this.dataSource.transaction(async (manager) => {
-      const [row] = await manager.query<{ state: TaskState }[]>(
-        'SELECT state FROM scraping_tasks WHERE id = $1 FOR UPDATE',
+      const [row] = await manager.query<{ state: TaskState; dataset_sha256: string | null }[]>(
+        'SELECT state, dataset_sha256 FROM scraping_tasks WHERE id = $1 FOR UPDATE',
         [taskId],
       );
-      return work({ state: row?.state ?? null, manager });
+      return work({
+        state: row?.state ?? null,
+        datasetSha256: row?.dataset_sha256 ?? null,
+        manager,
+      });
     });
   }
 
@@ -299,8 +308,16 @@ export class TaskLifecycleRepository {
    *   HTTP-date says whole seconds, and the replica writing it may have a clock behind the one
    *   that wrote the last: with `now` alone, a client's If-Modified-Since of the last file's
    *   date could be answered 304 for these other bytes.
+   * Recorded only while the task records the JSON lines file the Parquet file was made from
+   * (`datasetSha256`): an erasure that rewrote the dataset meanwhile removed the file and
+   * cleared its record, which a conversion of the old rows must not bring back.
    */
-  async recordParquet(taskId: string, parquet: ParquetFile, now: Date): Promise<Date | null> {
+  async recordParquet(
+    taskId: string,
+    parquet: ParquetFile,
+    now: Date,
+    datasetSha256: string,
+  ): Promise<Date | null> {
     const [row] = returningRows<{ parquet_written_at: Date | null }>(
       await this.dataSource.query(
         `UPDATE scraping_tasks SET parquet_file = $2, parquet_bytes = $3, parquet_sha256 = $4,
@@ -309,9 +326,17 @@ export class TaskLifecycleRepository {
            THEN COALESCE(parquet_written_at, completed_at, $6::timestamptz)
            ELSE GREATEST($6::timestamptz, date_trunc('second',
              COALESCE(parquet_written_at, completed_at)) + interval '1 second') END
-       WHERE id = $1 AND state = 'completed'
+       WHERE id = $1 AND state = 'completed' AND dataset_sha256 = $7
        RETURNING parquet_written_at`,
-        [taskId, parquet.file, parquet.bytes, parquet.sha256, PARQUET_VERSION, now.toISOString()],
+        [
+          taskId,
+          parquet.file,
+          parquet.bytes,
+          parquet.sha256,
+          PARQUET_VERSION,
+          now.toISOString(),
+          datasetSha256,
+        ],
       ),
     );
     return row?.parquet_written_at ?? null;

@@ -590,7 +590,9 @@ describe(`${TaskLifecycleService.name} compiling`, () => {
       const file = parquetPathBeside(jsonl.file);
       writeFileSync(`${file}.partial`, 'PAR1');
       const rename = () => Promise.resolve(renameSync(`${file}.partial`, file));
-      await (options?.renameWith ? options.renameWith(rename) : rename());
+      await (options?.renameWith
+        ? options.renameWith(rename, { bytes: 4, sha256: '0'.repeat(64) })
+        : rename());
       return { file, bytes: 4, sha256: '0'.repeat(64) };
     });
   }

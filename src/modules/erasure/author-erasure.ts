@@ -1,0 +1,81 @@
+import { DatasetErasure, DatasetErasureOutcome } from '../tasks/dataset-erasure';
+import { DatasetRecordsRepository } from '../tasks/dataset-records.repository';
+import { eraseFromSetAside, SetAsideErasureOutcome } from '../tasks/set-aside-erasure';
+import { AuthorItemsRepository, TaskItemCounts } from './author-items.repository';
+import { ErasedAuthor, isAuthorOf } from './erased-author';
+
+/** What an erasure took out, or would take out (`dryRun`), and where. */
+export interface ErasureReport {
+  author: ErasedAuthor;
+  dryRun: boolean;
+  dataDir: string;
+  storedItems: number;
+  /** The author's items in tasks not yet compiled or failed (and completed within the hour). */
+  taskItems: TaskItemCounts;
+  /** Every completed dataset of the author's source: rewritten, untouched or not checked. */
+  datasets: DatasetErasureOutcome[];
+  setAside: SetAsideErasureOutcome[];
+  /**
+   * Tasks still compiling that held the author's items: a compile that read them before they
+   * were deleted writes them into its dataset, after this erasure looked at the datasets.
+   */
+  compiling: string[];
+}
+
+/**
+ * An author's erasure (a GDPR-style request): the author's posts out of the item store, the
+ * tasks' collected items, every completed dataset and the copies set aside beside them. The
+ * tables go first: a collection or a compile reads them, and a dataset compiled after this
+ * reads no row of the author. Run by the operator's command (erase-author-command.ts) beside
+ * the running service: every step holds what the service's own writers hold.
+ */
+export class AuthorErasure {
+  constructor(
+    private readonly items: AuthorItemsRepository,
+    private readonly records: DatasetRecordsRepository,
+    private readonly datasets: DatasetErasure,
+    private readonly dataDir: string,
+  ) {}
+
+  async erase(author: ErasedAuthor, dryRun: boolean): Promise<ErasureReport> {
+    const storedItems = dryRun
+      ? await this.items.countStored(author)
+      : await this.items.deleteStored(author);
+    const taskItems = dryRun
+      ? await this.items.countInTasks(author)
+      : await this.items.deleteInTasks(author);
+    const isErased = isAuthorOf(author);
+    const datasets: DatasetErasureOutcome[] = [];
+    await this.eraseFromDatasets(author, dryRun, datasets);
+    // Read before the second pass: a task it reports compiling then may complete right after
+    // (the report says to run again), and one completed before it is in the second pass.
+    const states = await this.records.statesOf([...taskItems.keys()]);
+    const compiling = [...states].filter(([, state]) => state === 'compiling').map(([id]) => id);
+    // The tasks completed during the first pass, by compiles that may have read the author's
+    // items before they were deleted.
+    await this.eraseFromDatasets(author, dryRun, datasets);
+    const setAside = await eraseFromSetAside(this.dataDir, isErased, dryRun);
+    return {
+      author,
+      dryRun,
+      dataDir: this.dataDir,
+      storedItems,
+      taskItems,
+      datasets,
+      setAside,
+      compiling: compiling.sort(),
+    };
+  }
+
+  /** Erases from every completed dataset of the author's source not in `done` yet. */
+  private async eraseFromDatasets(
+    author: ErasedAuthor,
+    dryRun: boolean,
+    done: DatasetErasureOutcome[],
+  ): Promise<void> {
+    const isErased = isAuthorOf(author);
+    const seen = new Set(done.map((dataset) => dataset.taskId));
+    for (const task of await this.records.completedDatasets(author.source))
+      if (!seen.has(task.id)) done.push(await this.datasets.eraseFrom(task, isErased, dryRun));
+  }
+}

@@ -1,0 +1,111 @@
+import { parseArgs } from 'node:util';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../../config/app-config';
+import { loadEnvFile } from '../../config/env-file';
+import { buildDataSourceOptions } from '../../database/data-source-options';
+import { commandLineConfig } from '../../database/migrate-command';
+import { DatasetErasure } from '../tasks/dataset-erasure';
+import { DatasetRecordsRepository } from '../tasks/dataset-records.repository';
+import { TaskLifecycleRepository } from '../tasks/task-lifecycle.repository';
+import { AuthorErasure } from './author-erasure';
+import { AuthorItemsRepository } from './author-items.repository';
+import { ErasedAuthor, erasedAuthor, ErasedAuthorError } from './erased-author';
+import { describeErasure, erasureIncomplete } from './erasure-summary';
+
+const USAGE = 'usage: npm run erase-author -- --source X|Reddit --username NAME [--dry-run]';
+
+/** Where the command writes: its summary on stdout, what went wrong on stderr. */
+export interface CommandOutput {
+  stdout(line: string): void;
+  stderr(line: string): void;
+}
+
+/** What the arguments ask for; ErasedAuthorError when they ask for nothing clear. */
+export function erasureRequest(args: string[]): { author: ErasedAuthor; dryRun: boolean } {
+  let values: { source?: string; username?: string; 'dry-run'?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        source: { type: 'string' },
+        username: { type: 'string' },
+        'dry-run': { type: 'boolean' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    throw new ErasedAuthorError((error as Error).message);
+  }
+  return {
+    author: erasedAuthor(values.source, values.username),
+    dryRun: values['dry-run'] ?? false,
+  };
+}
+
+/**
+ * `npm run erase-author`: an author's posts out of the tables and the datasets
+ * (AuthorErasure), run beside the service and its replicas on their DATABASE_URL and DATA_DIR
+ * (`.env` read as they read it). Exits 2 for arguments that name no author (nothing is
+ * touched), 1 when it failed or left a place unchecked (the summary says which), 0 otherwise.
+ */
+export async function runEraseAuthorCommand(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  write: CommandOutput,
+): Promise<number> {
+  let request: ReturnType<typeof erasureRequest>;
+  try {
+    request = erasureRequest(args);
+  } catch (error) {
+    if (!(error instanceof ErasedAuthorError)) throw error;
+    write.stderr(`erase-author: ${error.message}`);
+    write.stderr(USAGE);
+    return 2;
+  }
+  let config: AppConfig;
+  try {
+    config = commandLineConfig(env);
+    if (!config.databaseUrl) throw new Error("DATABASE_URL must be set to erase an author's posts");
+  } catch (error) {
+    write.stderr(`erase-author: ${(error as Error).message}`);
+    return 1;
+  }
+  // No statement timeout: a delete over the whole item store may take longer than a request.
+  const dataSource = new DataSource(
+    buildDataSourceOptions(
+      config.databaseUrl,
+      { poolSize: 2, statementTimeoutMs: 0, connectTimeoutMs: config.database.connectTimeoutMs },
+      'validator-gateway-erasure',
+    ),
+  );
+  try {
+    await dataSource.initialize();
+    const tasks = new TaskLifecycleRepository(dataSource);
+    const records = new DatasetRecordsRepository(dataSource);
+    const erasure = new AuthorErasure(
+      new AuthorItemsRepository(dataSource),
+      records,
+      new DatasetErasure(tasks, records, config.dataDir),
+      config.dataDir,
+    );
+    const report = await erasure.erase(request.author, request.dryRun);
+    for (const line of describeErasure(report)) write.stdout(line);
+    return erasureIncomplete(report) ? 1 : 0;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    // Each place is erased on its own: what was removed before the failure stays removed.
+    write.stderr(`erasure failed: ${message} (what it removed before stays removed; run it again)`);
+    return 1;
+  } finally {
+    if (dataSource.isInitialized) await dataSource.destroy().catch(() => undefined);
+  }
+}
+
+if (require.main === module) {
+  loadEnvFile();
+  void runEraseAuthorCommand(process.argv.slice(2), process.env, {
+    stdout: (line) => process.stdout.write(`${line}\n`),
+    stderr: (line) => process.stderr.write(`${line}\n`),
+  }).then((status) => (process.exitCode = status));
+}

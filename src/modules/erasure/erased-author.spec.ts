@@ -1,0 +1,44 @@
+import { erasedAuthor, ErasedAuthorError, isAuthorOf } from './erased-author';
+
+describe(erasedAuthor.name, () => {
+  it('reads the source in any case and the name as queries compare it', () => {
+    expect(erasedAuthor('X', ' @SomeHandle ')).toEqual({ source: 'x', username: 'somehandle' });
+    expect(erasedAuthor(' reddit ', 'Some-User')).toEqual({
+      source: 'reddit',
+      username: 'some-user',
+    });
+  });
+
+  // A mistyped name matches nothing, and the summary would say the author's posts were gone.
+  it.each([
+    ['mastodon', 'erin', '--source must be X or Reddit'],
+    [undefined, 'erin', '--source must be X or Reddit'],
+    ['x', undefined, '--username must name the author'],
+    ['x', '  ', '--username must name the author'],
+    ['x', '@@erin', '--username is not an X handle'],
+    ['x', 'some-user', '--username is not an X handle'],
+    ['reddit', 'a b', '--username is not a Reddit username'],
+  ])('refuses source %j and username %j', (source, name, said) => {
+    expect(() => erasedAuthor(source, name)).toThrow(ErasedAuthorError);
+    expect(() => erasedAuthor(source, name)).toThrow(said);
+  });
+});
+
+describe(isAuthorOf.name, () => {
+  const handle = isAuthorOf({ source: 'x', username: 'somehandle' });
+  const user = isAuthorOf({ source: 'reddit', username: 'someuser' });
+
+  // As the task_items statements compare it: lower(ltrim(btrim(name), '@')).
+  it("finds the author's items in every spelling a record has, of its own source only", () => {
+    expect(handle({ source: 'X', user: { username: 'SomeHandle' } })).toBe(true);
+    expect(handle({ source: 'X', user: { username: ' @somehandle ' } })).toBe(true);
+    expect(handle({ source: 'X', username: 'somehandle', user: { username: 'other' } })).toBe(
+      false,
+    );
+    expect(handle({ source: 'REDDIT', username: 'somehandle' })).toBe(false);
+    expect(user({ source: 'REDDIT', username: '@SomeUser' })).toBe(true);
+    expect(user({ source: 'REDDIT', username: 'someuser2' })).toBe(false);
+    expect(user({ source: 'X', user: { username: 'someuser' } })).toBe(false);
+    expect(user(null)).toBe(false);
+  });
+});

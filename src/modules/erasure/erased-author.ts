@@ -1,0 +1,57 @@
+import { Source } from '../../common/source';
+import { authorKey, namesAuthor } from '../../network/protocol';
+import { sourceOfName, toSourceName } from '../../network/sources';
+
+/** The author an erasure takes out: a source and a username as queries compare it (authorKey). */
+export interface ErasedAuthor {
+  source: Source;
+  /** Lower case, without `@`: how `stored_items.username` holds it. */
+  username: string;
+}
+
+/** Arguments that name no author: said to the operator as they are, nothing done. */
+export class ErasedAuthorError extends Error {}
+
+/**
+ * The author `source` and `name` name: the source in any case (`X`, `reddit`), the name with
+ * its `@` and the blanks around it ignored, in any case. A name no account of the source could
+ * have (`@@x`, `a b`, one of Reddit's `-` on X) is refused: it would match nothing, and an
+ * operator who mistyped it would read that the author's posts were gone.
+ */
+export function erasedAuthor(source: string | undefined, name: string | undefined): ErasedAuthor {
+  const read = source === undefined ? undefined : sourceOfName(source);
+  if (read === undefined) throw new ErasedAuthorError('--source must be X or Reddit');
+  if (name === undefined || name.trim() === '')
+    throw new ErasedAuthorError('--username must name the author');
+  if (!namesAuthor(name, read))
+    throw new ErasedAuthorError(
+      read === 'x'
+        ? '--username is not an X handle: letters, digits and _ only, after one @'
+        : '--username is not a Reddit username: letters, digits, _ and - only, after one @',
+    );
+  return { source: read, username: authorKey(name) };
+}
+
+/**
+ * Whether a dataset's item is the author's, read as the task_items statements read it
+ * (AuthorItemsRepository): X's `user.username`, Reddit's `username`, the blanks around it and
+ * its leading `@`s left out, in any case. Items of every shape a release wrote keep the name
+ * there (legacy-items.ts).
+ */
+export function isAuthorOf(author: ErasedAuthor): (item: unknown) => boolean {
+  const source = toSourceName(author.source);
+  return (item) => {
+    const row = item as { source?: unknown; user?: { username?: unknown }; username?: unknown };
+    if (row?.source !== source) return false;
+    const name = source === 'X' ? row.user?.username : row.username;
+    return typeof name === 'string' && comparedName(name) === author.username;
+  };
+}
+
+/** SQL's `lower(ltrim(btrim(name), '@'))`: btrim takes spaces only, as this does. */
+function comparedName(name: string): string {
+  return name
+    .replace(/^ +| +$/g, '')
+    .replace(/^@+/, '')
+    .toLowerCase();
+}

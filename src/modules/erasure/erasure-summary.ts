@@ -1,0 +1,73 @@
+import { toSourceName } from '../../network/sources';
+import { ErasureReport } from './author-erasure';
+
+/**
+ * Whether the erasure left something for the operator to look at: a dataset or a copy it could
+ * not check (not as recorded, unreadable, changed while it was rewritten). Its exit status: 1.
+ */
+export function erasureIncomplete(report: ErasureReport): boolean {
+  return [...report.datasets, ...report.setAside].some((place) => place.outcome === 'not-checked');
+}
+
+/**
+ * The erasure's summary for the operator, one line each: what was taken out where (counts),
+ * which datasets were rewritten (task ids), what was not checked and why, and what is left to
+ * do. It names files and tasks, never a post: the output ends up in terminals and tickets.
+ */
+export function describeErasure(report: ErasureReport): string[] {
+  const { author, dryRun } = report;
+  const verb = dryRun ? 'would be removed' : 'removed';
+  const source = toSourceName(author.source);
+  const taskItems = [...report.taskItems.values()].reduce((sum, items) => sum + items, 0);
+  const rewritten = report.datasets.flatMap((dataset) =>
+    dataset.outcome === 'rewritten' || dataset.outcome === 'to-rewrite' ? [dataset] : [],
+  );
+  const rowsOut = rewritten.reduce((sum, dataset) => sum + dataset.removed, 0);
+  const untouched = report.datasets.filter((dataset) => dataset.outcome === 'untouched').length;
+  const copies = report.setAside.flatMap((copy) => (copy.outcome === 'not-checked' ? [] : [copy]));
+  const lines = [
+    `${dryRun ? 'Dry run (nothing changed): erasure' : 'Erasure'} of ${source} author "${author.username}", datasets under ${report.dataDir}/datasets`,
+    `stored_items: ${report.storedItems} rows ${verb}`,
+    `task_items: ${taskItems} rows ${verb}` +
+      (report.taskItems.size > 0 ? ` (tasks: ${[...report.taskItems.keys()].join(', ')})` : ''),
+    `datasets: ${rewritten.length} ${dryRun ? 'would be rewritten' : 'rewritten'}, ${rowsOut} rows ${verb}` +
+      (rewritten.length > 0
+        ? ` (tasks: ${rewritten.map((dataset) => `${dataset.taskId} -${dataset.removed}`).join(', ')}); ` +
+          `their Parquet files ${verb}, made again from the new rows at the next Parquet download`
+        : '') +
+      `; ${untouched} ${source} datasets hold none of the author's rows (left as they are)`,
+    `set-aside copies (….replaced-*): ${copies.length} holding the author's rows ${verb}, with their manifest and Parquet copies` +
+      (copies.length > 0 ? ` (${copies.flatMap((copy) => copy.files).join(', ')})` : ''),
+  ];
+  for (const dataset of report.datasets)
+    if (dataset.outcome === 'not-checked')
+      lines.push(`NOT CHECKED: the dataset of task ${dataset.taskId}: ${dataset.why}`);
+  for (const copy of report.setAside)
+    if (copy.outcome === 'not-checked') lines.push(`NOT CHECKED: ${copy.file}: ${copy.why}`);
+  return [...lines, ...stillToDo(report)];
+}
+
+/** What the operator still has to do: the places no command of this service reaches. */
+function stillToDo(report: ErasureReport): string[] {
+  const lines = ['Still to do:'];
+  if (report.dryRun) lines.push('- run it without --dry-run to remove them');
+  if (erasureIncomplete(report))
+    lines.push(
+      '- look at what was NOT CHECKED: a file not as its task records it is not served (503), ' +
+        'and may hold the rows; run the command again once it is mended or removed',
+    );
+  if (report.compiling.length > 0)
+    lines.push(
+      `- tasks compiling held the author's items (${report.compiling.join(', ')}): run the ` +
+        'command again once they have completed, as their compile may have read them first',
+    );
+  lines.push(
+    '- backups: every backup of the database or of DATA_DIR made before now still holds the ' +
+      'posts, and a restore brings them back: run the command again after any restore',
+    '- miners may still hold the posts and serve them again to an on-demand query or a task ' +
+      'collection: run the command again later to take out what came back',
+    '- answers already cached (QUERY_CACHE_TTL_SECONDS) expire on their own; clients keep the ' +
+      'datasets and answers they downloaded before',
+  );
+  return lines;
+}

@@ -1,0 +1,70 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { Source } from '../../common/source';
+import { affectedCount } from '../../database/returning-rows';
+import { JsonLinesFile } from './dataset-writer';
+import { CompletedTask, TaskState } from './task.types';
+import { TaskLock } from './task-lifecycle.repository';
+
+/**
+ * What completed tasks record of their datasets, read and rewritten after their compile: an
+ * author's erasure (DatasetErasure) finds the datasets of a platform and records the one it
+ * rewrote. The compile's own records are TaskLifecycleRepository's.
+ */
+@Injectable()
+export class DatasetRecordsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** The completed tasks of `platform` that record a dataset, oldest completed first. */
+  completedDatasets(platform: Source): Promise<CompletedTask[]> {
+    return this.dataSource.query(
+      `SELECT * FROM scraping_tasks
+       WHERE platform = $1 AND state = 'completed' AND dataset_file IS NOT NULL
+         AND dataset_sha256 IS NOT NULL
+       ORDER BY completed_at NULLS FIRST, id`,
+      [platform],
+    );
+  }
+
+  /** The state of each of the tasks `ids` there is, by id. */
+  async statesOf(ids: readonly string[]): Promise<Map<string, TaskState>> {
+    const rows = await this.dataSource.query<{ id: string; state: TaskState }[]>(
+      'SELECT id, state FROM scraping_tasks WHERE id = ANY($1::varchar[])',
+      [ids],
+    );
+    return new Map(rows.map((row) => [row.id, row.state]));
+  }
+
+  /**
+   * Records the JSON lines file that replaces the one of SHA-256 `replaced`, in the transaction
+   * of the task row's `lock` (the file's rename is in it too): its size, hash, rows and first
+   * and last times, and no Parquet file (the one made from the old rows is removed; the next
+   * Parquet download makes another). Its completion time is kept: `completed_after` polls and
+   * the prune pass read it. False when the task no longer records that file, so nothing was
+   * recorded.
+   */
+  async recordRewritten(
+    taskId: string,
+    replaced: string,
+    dataset: JsonLinesFile,
+    lock: TaskLock,
+  ): Promise<boolean> {
+    const result: unknown = await lock.manager.query(
+      `UPDATE scraping_tasks SET dataset_rows = $3, dataset_bytes = $4, dataset_sha256 = $5,
+         data_start = $6, data_end = $7, parquet_file = NULL, parquet_bytes = NULL,
+         parquet_sha256 = NULL, parquet_version = NULL, parquet_written_at = NULL
+       WHERE id = $1 AND state = 'completed' AND dataset_sha256 = $2`,
+      [
+        taskId,
+        replaced,
+        dataset.rows,
+        dataset.bytes,
+        dataset.sha256,
+        dataset.start?.toISOString() ?? null,
+        dataset.end?.toISOString() ?? null,
+      ],
+    );
+    return affectedCount(result) > 0;
+  }
+}

@@ -1,0 +1,315 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { copyFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { Clock } from '../../src/common/clock/clock';
+import { DatasetDownloadService } from '../../src/modules/tasks/dataset-download.service';
+import { DatasetParquetService } from '../../src/modules/tasks/dataset-parquet.service';
+import { parquetPathBeside } from '../../src/modules/tasks/dataset-parquet';
+import { datasetPath, datasetsDirectory } from '../../src/modules/tasks/dataset-path';
+import { DatasetManifest, manifestPathOf } from '../../src/modules/tasks/dataset-writer';
+import { TasksService } from '../../src/modules/tasks/tasks.service';
+import { CompletedTask } from '../../src/modules/tasks/task.types';
+import { TaskLifecycleRepository } from '../../src/modules/tasks/task-lifecycle.repository';
+import { eraseAuthor, fileState, giveItemsTo, storeComments } from '../support/erasure';
+import { compileFixture, insertExpiredTask, lifecycleReplica } from '../support/expired-tasks';
+import { readParquet } from '../support/parquet-reader';
+import { testConfig } from '../support/test-config';
+
+const T0 = Date.parse('2026-11-20T00:00:00Z');
+const uriOf = (task: string, n: number) =>
+  `https://www.reddit.com/r/bitcoin/comments/abc/title/${task}${n}/`;
+
+/**
+ * `npm run erase-author` (an erasure request) on real Postgres and real dataset files: the
+ * author's rows out of the tables, a completed dataset holding them and its set-aside copies;
+ * every other dataset left byte for byte; a dry run and bad arguments changing nothing.
+ */
+describe('Erasing an author', () => {
+  const fixture = compileFixture('authorerasure');
+  const now = () => new Date(T0 + 60_000);
+  afterEach(() => fixture.database.query('TRUNCATE stored_items, stored_bucket_fetches'));
+
+  /** Completes task `id`: four comments of dave's, those numbered `erins` given to `@Erin `. */
+  async function compiledTask(id: string, erins: number[]): Promise<CompletedTask> {
+    await insertExpiredTask(fixture.database, id, T0, 4, 60_000);
+    const uris = erins.map((n) => uriOf(id, n));
+    await giveItemsTo(fixture.database, id, '@Erin ', uris);
+    expect(
+      await lifecycleReplica(fixture.database, fixture.dataDir, now).service.compileExpired(),
+    ).toBe(1);
+    return task(id);
+  }
+  const task = async (id: string) =>
+    (
+      await fixture.database.query<CompletedTask[]>('SELECT * FROM scraping_tasks WHERE id = $1', [
+        id,
+      ])
+    )[0];
+  const lines = (id: string) =>
+    gunzipSync(readFileSync(datasetPath(fixture.dataDir, id)))
+      .toString('utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { username: string; uri: string });
+  const count = async (sql: string) =>
+    (await fixture.database.query<{ count: number }[]>(sql))[0].count;
+  const erinsItems = () =>
+    count(`SELECT count(*)::int AS count FROM task_items WHERE item->>'username' = '@Erin '`);
+  const erinsStored = () =>
+    count(`SELECT count(*)::int AS count FROM stored_items WHERE username = 'erin'`);
+  const filesOf = (id: string) => {
+    const path = datasetPath(fixture.dataDir, id);
+    return [path, manifestPathOf(path), parquetPathBeside(path)];
+  };
+  const parquetService = () => {
+    const config = testConfig({ dataDir: fixture.dataDir });
+    const repository = new TaskLifecycleRepository(fixture.database);
+    return new DatasetParquetService(repository, { now } as Clock, config);
+  };
+
+  it("takes the author's rows out of the tables, the dataset, its manifest and record, and leaves other datasets as they are", async () => {
+    const mixed = await compiledTask('mixed', [1, 3]);
+    const other = await compiledTask('other', []);
+    const untouched = filesOf('other').map(fileState);
+    await storeComments(fixture.database, ['Erin', 'dave']);
+    expect(existsSync(parquetPathBeside(datasetPath(fixture.dataDir, 'mixed')))).toBe(true);
+
+    const run = await eraseAuthor(fixture.database, fixture.dataDir, [
+      '--source',
+      'Reddit',
+      '--username',
+      ' @ERIN ',
+    ]);
+
+    expect(run.status).toBe(0);
+    expect(run.stderr).toEqual([]);
+    expect(run.stdout).toEqual(
+      expect.arrayContaining([
+        'stored_items: 1 rows removed',
+        'task_items: 2 rows removed (tasks: mixed)',
+        expect.stringMatching(
+          /^datasets: 1 rewritten, 2 rows removed \(tasks: mixed -2\); .*; 1 REDDIT datasets hold none/,
+        ),
+      ]),
+    );
+    // Never a post: the output goes to terminals and tickets.
+    expect(run.stdout.join('\n')).not.toContain('SECRET-POST');
+    expect(await erinsStored()).toBe(0);
+    expect(
+      await count(`SELECT count(*)::int AS count FROM stored_items WHERE username = 'dave'`),
+    ).toBe(1);
+    expect(await erinsItems()).toBe(0);
+
+    // The JSON lines without them, the others in their order and as they were.
+    const kept = lines('mixed');
+    expect(kept.map((row) => row.uri)).toEqual([uriOf('mixed', 2), uriOf('mixed', 0)]);
+    expect(kept.every((row) => row.username === 'dave')).toBe(true);
+    const path = datasetPath(fixture.dataDir, 'mixed');
+    const sha256 = createHash('sha256').update(readFileSync(path)).digest('hex');
+    const recorded = await task('mixed');
+    expect(recorded).toMatchObject({
+      state: 'completed',
+      completed_at: mixed.completed_at,
+      dataset_rows: 2,
+      dataset_bytes: String(statSync(path).size),
+      dataset_sha256: sha256,
+      parquet_file: null,
+      parquet_sha256: null,
+      parquet_written_at: null,
+    });
+    expect(recorded.dataset_sha256).not.toBe(mixed.dataset_sha256);
+    const manifest = JSON.parse(readFileSync(manifestPathOf(path), 'utf8')) as DatasetManifest;
+    expect(manifest).toMatchObject({ rows: 2, bytes: statSync(path).size, sha256, parquet: null });
+    expect(existsSync(parquetPathBeside(path))).toBe(false);
+
+    // The dataset without the author is read, never written.
+    expect(filesOf('other').map(fileState)).toEqual(untouched);
+    expect(await task('other')).toEqual(other);
+
+    // The Parquet file made at the next download holds the new rows only (DuckDB reads it).
+    const parquet = await parquetService().ensure(recorded);
+    const read = await readParquet(parquet!.file);
+    expect(read.rows.map((row) => row.username)).toEqual(['dave', 'dave']);
+    expect((await task('mixed')).parquet_sha256).toBe(parquet!.sha256);
+  });
+
+  it('serves a download opened before the rewrite the old bytes whole, and one after the new file and hash', async () => {
+    const before = await compiledTask('mixed', [0]);
+    const download = new DatasetDownloadService(
+      { find: (id: string) => task(id) } as unknown as TasksService,
+      parquetService(),
+      { now } as Clock,
+      testConfig({ dataDir: fixture.dataDir }),
+    );
+    const opened = await download.open('mixed', 'jsonl');
+    expect(
+      (
+        await eraseAuthor(fixture.database, fixture.dataDir, [
+          '--source',
+          'reddit',
+          '--username',
+          'erin',
+        ])
+      ).status,
+    ).toBe(0);
+
+    if (opened.status !== 200) throw new Error('not opened');
+    const old = await bytesOf(opened.file.getStream());
+    expect(createHash('sha256').update(old).digest('hex')).toBe(before.dataset_sha256);
+
+    const after = await download.open('mixed', 'jsonl');
+    if (after.status !== 200) throw new Error('not opened');
+    const fresh = await bytesOf(after.file.getStream());
+    expect(after.sha256).toBe((await task('mixed')).dataset_sha256);
+    expect(createHash('sha256').update(fresh).digest('hex')).toBe(after.sha256);
+  });
+
+  // A conversion that read the task before the rewrite: its Parquet file, of the old rows or
+  // of the new file under the old count, is neither renamed into place nor recorded.
+  it('records no Parquet file of a conversion that read the task before the rewrite', async () => {
+    const before = await compiledTask('mixed', [2]);
+    expect(
+      (
+        await eraseAuthor(fixture.database, fixture.dataDir, [
+          '--source',
+          'reddit',
+          '--username',
+          'erin',
+        ])
+      ).status,
+    ).toBe(0);
+    const service = parquetService();
+
+    expect(await service.ensure(before)).toBeNull();
+    expect(existsSync(parquetPathBeside(datasetPath(fixture.dataDir, 'mixed')))).toBe(false);
+    expect((await task('mixed')).parquet_file).toBeNull();
+    // Not a failure that stands for the hour: the task as recorded now converts at once.
+    const parquet = await service.ensure(await task('mixed'));
+    expect((await readParquet(parquet!.file)).rows).toHaveLength(3);
+  });
+
+  it("removes the set-aside copies holding the author's rows with their manifest and Parquet copies, and leaves the others", async () => {
+    await compiledTask('mixed', [0]);
+    await compiledTask('other', []);
+    const directory = datasetsDirectory(fixture.dataDir);
+    const aside = (file: string, random: string) =>
+      copyFile(file, `${file}.replaced-20261119T000000Z-${random}`);
+    for (const file of filesOf('mixed')) await aside(file, '0000000a');
+    for (const file of filesOf('other')) await aside(file, '0000000b');
+    const otherCopies = filesOf('other').map(
+      (file) => `${file}.replaced-20261119T000000Z-0000000b`,
+    );
+    const kept = otherCopies.map(fileState);
+
+    const run = await eraseAuthor(fixture.database, fixture.dataDir, [
+      '--source',
+      'reddit',
+      '--username',
+      'erin',
+    ]);
+
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain(
+      "set-aside copies (….replaced-*): 1 holding the author's rows removed, with their manifest and Parquet copies " +
+        '(mixed.jsonl.gz.replaced-20261119T000000Z-0000000a, mixed.jsonl.gz.manifest.json.replaced-20261119T000000Z-0000000a, mixed.parquet.replaced-20261119T000000Z-0000000a)',
+    );
+    for (const file of filesOf('mixed'))
+      expect(existsSync(`${file}.replaced-20261119T000000Z-0000000a`)).toBe(false);
+    expect(otherCopies.map(fileState)).toEqual(kept);
+    expect(existsSync(join(directory, 'other.jsonl.gz'))).toBe(true);
+  });
+
+  // The statements of the README before this command, checked against the migrated schema.
+  it("deletes an X author's collected items however their records spell the handle, and no one else's", async () => {
+    await fixture.database.query(
+      `INSERT INTO scraping_tasks (id, platform, label, state, registered_by, registered_at, expires_at)
+       VALUES ('x-task', 'x', '#ai', 'active', '5Hotkey', $1, $1::timestamptz + interval '7 days')`,
+      [new Date(T0).toISOString()],
+    );
+    const handles = ['@SomeHandle', ' somehandle ', 'somehandle2', 'someone'];
+    for (const [n, username] of handles.entries())
+      await fixture.database.query(
+        `INSERT INTO task_items (task_id, uri, datetime, item, collected_at)
+         VALUES ('x-task', $1, $2, $3, $2)`,
+        [
+          `https://x.com/h/status/${n + 1}`,
+          new Date(T0).toISOString(),
+          JSON.stringify({ source: 'X', user: { username } }),
+        ],
+      );
+
+    const run = await eraseAuthor(fixture.database, fixture.dataDir, [
+      '--source',
+      'x',
+      '--username',
+      '@SOMEHANDLE',
+    ]);
+
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain('task_items: 2 rows removed (tasks: x-task)');
+    const left = await fixture.database.query<{ username: string }[]>(
+      `SELECT item->'user'->>'username' AS username FROM task_items WHERE task_id = 'x-task' ORDER BY uri`,
+    );
+    expect(left.map((row) => row.username)).toEqual(['somehandle2', 'someone']);
+  });
+
+  it('changes nothing in a dry run, and says what it would remove', async () => {
+    const before = await compiledTask('mixed', [1, 2]);
+    await storeComments(fixture.database, ['erin']);
+    const files = filesOf('mixed').map(fileState);
+
+    const run = await eraseAuthor(fixture.database, fixture.dataDir, [
+      '--dry-run',
+      '--source',
+      'reddit',
+      '--username',
+      'erin',
+    ]);
+
+    expect(run.status).toBe(0);
+    expect(run.stdout).toEqual(
+      expect.arrayContaining([
+        'stored_items: 1 rows would be removed',
+        'task_items: 2 rows would be removed (tasks: mixed)',
+        expect.stringMatching(
+          /^datasets: 1 would be rewritten, 2 rows would be removed \(tasks: mixed -2\)/,
+        ),
+        '- run it without --dry-run to remove them',
+      ]),
+    );
+    expect(await erinsStored()).toBe(1);
+    expect(await erinsItems()).toBe(2);
+    expect(filesOf('mixed').map(fileState)).toEqual(files);
+    expect(await task('mixed')).toEqual(before);
+  });
+
+  it.each([
+    [['--source', 'x', '--username', '@@erin'], '--username is not an X handle'],
+    [['--source', 'mastodon', '--username', 'erin'], '--source must be X or Reddit'],
+    [['--username', 'erin'], '--source must be X or Reddit'],
+    [['--source', 'reddit'], '--username must name the author'],
+    [['--source', 'reddit', '--username', 'erin', '--force'], "Unknown option '--force'"],
+    [['--source', 'reddit', 'erin'], 'positional argument'],
+  ])('refuses %j with exit status 2 and changes nothing', async (args, said) => {
+    const before = await compiledTask('mixed', [0]);
+    await storeComments(fixture.database, ['erin']);
+
+    const run = await eraseAuthor(fixture.database, fixture.dataDir, args);
+
+    expect(run.status).toBe(2);
+    expect(run.stdout).toEqual([]);
+    expect(run.stderr[0]).toContain(said);
+    expect(run.stderr[1]).toMatch(/^usage: npm run erase-author -- --source/);
+    expect(await erinsStored()).toBe(1);
+    expect(await erinsItems()).toBe(1);
+    expect(await task('mixed')).toEqual(before);
+  });
+});
+
+async function bytesOf(stream: NodeJS.ReadableStream): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
