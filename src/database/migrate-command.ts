@@ -1,17 +1,6 @@
-import { AppConfig } from '../config/app-config';
-import { loadConfig } from '../config/load-config';
+import { commandLineConfig } from '../config/command-line-config';
 import { describeMigrations, migrateDatabase, MigrationProgress, MigrationReport } from './migrate';
 import { loadEnvFile } from '../config/env-file';
-
-/**
- * The settings of a command an operator runs beside the service (the migrations, an author's
- * erasure): read as the service reads them, but for what production requires of the service
- * alone (MASTER_KEY, a metagraph source), which refused a migration that needs the database only
- * (an operator audit). Malformed values still are.
- */
-export function commandLineConfig(env: NodeJS.ProcessEnv): AppConfig {
-  return loadConfig({ ...env, NODE_ENV: 'development' });
-}
 
 /** The database the migration commands act on (DATABASE_URL), with its connect timeout. */
 export function commandLineDatabase(env: NodeJS.ProcessEnv): {

@@ -85,7 +85,7 @@ describe('The erase-author command', () => {
     expect(exit.stdout[0]).toBe(
       `Erasure of REDDIT author "erin", datasets under ${dataDir}/datasets`,
     );
-    expect(exit.stdout).toContain('stored_items: 1 rows removed');
+    expect(exit.stdout).toContain('stored_items: 1 row removed');
     expect(exit.stdout).toContain('Still to do:');
     expect(await erinsStored()).toBe(0);
   });

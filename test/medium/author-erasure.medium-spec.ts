@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { copyFile } from 'node:fs/promises';
+import { appendFile, copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { Clock } from '../../src/common/clock/clock';
@@ -31,11 +31,15 @@ describe('Erasing an author', () => {
   const now = () => new Date(T0 + 60_000);
   afterEach(() => fixture.database.query('TRUNCATE stored_items, stored_bucket_fetches'));
 
-  /** Completes task `id`: four comments of dave's, those numbered `erins` given to `@Erin `. */
-  async function compiledTask(id: string, erins: number[]): Promise<CompletedTask> {
+  /** Completes task `id`: four comments of dave's, those numbered `erins` given to `name`. */
+  async function compiledTask(
+    id: string,
+    erins: number[],
+    name = '@Erin ',
+  ): Promise<CompletedTask> {
     await insertExpiredTask(fixture.database, id, T0, 4, 60_000);
     const uris = erins.map((n) => uriOf(id, n));
-    await giveItemsTo(fixture.database, id, '@Erin ', uris);
+    await giveItemsTo(fixture.database, id, name, uris);
     expect(
       await lifecycleReplica(fixture.database, fixture.dataDir, now).service.compileExpired(),
     ).toBe(1);
@@ -63,6 +67,14 @@ describe('Erasing an author', () => {
     const path = datasetPath(fixture.dataDir, id);
     return [path, manifestPathOf(path), parquetPathBeside(path)];
   };
+  const eraseErin = (...more: string[]) =>
+    eraseAuthor(fixture.database, fixture.dataDir, [
+      ...more,
+      '--source',
+      'reddit',
+      '--username',
+      'erin',
+    ]);
   const parquetService = () => {
     const config = testConfig({ dataDir: fixture.dataDir });
     const repository = new TaskLifecycleRepository(fixture.database);
@@ -87,10 +99,10 @@ describe('Erasing an author', () => {
     expect(run.stderr).toEqual([]);
     expect(run.stdout).toEqual(
       expect.arrayContaining([
-        'stored_items: 1 rows removed',
+        'stored_items: 1 row removed',
         'task_items: 2 rows removed (tasks: mixed)',
         expect.stringMatching(
-          /^datasets: 1 rewritten, 2 rows removed \(tasks: mixed -2\); .*; 1 REDDIT datasets hold none/,
+          /^datasets: 1 rewritten, 2 rows removed \(tasks: mixed -2\); .*; 1 REDDIT dataset holding none/,
         ),
       ]),
     );
@@ -117,7 +129,8 @@ describe('Erasing an author', () => {
       dataset_sha256: sha256,
       parquet_file: null,
       parquet_sha256: null,
-      parquet_written_at: null,
+      // Kept: the next Parquet file's Last-Modified comes after the old one's.
+      parquet_written_at: mixed.parquet_written_at,
     });
     expect(recorded.dataset_sha256).not.toBe(mixed.dataset_sha256);
     const manifest = JSON.parse(readFileSync(manifestPathOf(path), 'utf8')) as DatasetManifest;
@@ -144,16 +157,7 @@ describe('Erasing an author', () => {
       testConfig({ dataDir: fixture.dataDir }),
     );
     const opened = await download.open('mixed', 'jsonl');
-    expect(
-      (
-        await eraseAuthor(fixture.database, fixture.dataDir, [
-          '--source',
-          'reddit',
-          '--username',
-          'erin',
-        ])
-      ).status,
-    ).toBe(0);
+    expect((await eraseErin()).status).toBe(0);
 
     if (opened.status !== 200) throw new Error('not opened');
     const old = await bytesOf(opened.file.getStream());
@@ -170,16 +174,7 @@ describe('Erasing an author', () => {
   // of the new file under the old count, is neither renamed into place nor recorded.
   it('records no Parquet file of a conversion that read the task before the rewrite', async () => {
     const before = await compiledTask('mixed', [2]);
-    expect(
-      (
-        await eraseAuthor(fixture.database, fixture.dataDir, [
-          '--source',
-          'reddit',
-          '--username',
-          'erin',
-        ])
-      ).status,
-    ).toBe(0);
+    expect((await eraseErin()).status).toBe(0);
     const service = parquetService();
 
     expect(await service.ensure(before)).toBeNull();
@@ -203,12 +198,7 @@ describe('Erasing an author', () => {
     );
     const kept = otherCopies.map(fileState);
 
-    const run = await eraseAuthor(fixture.database, fixture.dataDir, [
-      '--source',
-      'reddit',
-      '--username',
-      'erin',
-    ]);
+    const run = await eraseErin();
 
     expect(run.status).toBe(0);
     expect(run.stdout).toContain(
@@ -219,6 +209,22 @@ describe('Erasing an author', () => {
       expect(existsSync(`${file}.replaced-20261119T000000Z-0000000a`)).toBe(false);
     expect(otherCopies.map(fileState)).toEqual(kept);
     expect(existsSync(join(directory, 'other.jsonl.gz'))).toBe(true);
+  });
+
+  it('removes set-aside copies named without a random part, as releases of 2026-12-06 named them', async () => {
+    await compiledTask('mixed', [0]);
+    const copies = filesOf('mixed').map((file) => `${file}.replaced-20261206T000000Z`);
+    for (const [n, file] of filesOf('mixed').entries()) await copyFile(file, copies[n]);
+
+    const run = await eraseErin();
+
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContainEqual(
+      expect.stringMatching(
+        /^set-aside copies \(….replaced-\*\): 1 holding the author's rows removed/,
+      ),
+    );
+    expect(copies.filter((file) => existsSync(file))).toEqual([]);
   });
 
   // The statements of the README before this command, checked against the migrated schema.
@@ -258,34 +264,108 @@ describe('Erasing an author', () => {
   it('changes nothing in a dry run, and says what it would remove', async () => {
     const before = await compiledTask('mixed', [1, 2]);
     await storeComments(fixture.database, ['erin']);
-    const files = filesOf('mixed').map(fileState);
+    const aside = `${datasetPath(fixture.dataDir, 'mixed')}.replaced-20261119T000000Z-0000000a`;
+    await copyFile(datasetPath(fixture.dataDir, 'mixed'), aside);
+    const files = [...filesOf('mixed'), aside].map(fileState);
 
-    const run = await eraseAuthor(fixture.database, fixture.dataDir, [
-      '--dry-run',
-      '--source',
-      'reddit',
-      '--username',
-      'erin',
-    ]);
+    const run = await eraseErin('--dry-run');
 
     expect(run.status).toBe(0);
     expect(run.stdout).toEqual(
       expect.arrayContaining([
-        'stored_items: 1 rows would be removed',
+        'stored_items: 1 row would be removed',
         'task_items: 2 rows would be removed (tasks: mixed)',
         expect.stringMatching(
           /^datasets: 1 would be rewritten, 2 rows would be removed \(tasks: mixed -2\)/,
+        ),
+        expect.stringMatching(
+          /^set-aside copies \(….replaced-\*\): 1 holding the author's rows would be removed/,
         ),
         '- run it without --dry-run to remove them',
       ]),
     );
     expect(await erinsStored()).toBe(1);
     expect(await erinsItems()).toBe(2);
-    expect(filesOf('mixed').map(fileState)).toEqual(files);
+    expect([...filesOf('mixed'), aside].map(fileState)).toEqual(files);
     expect(await task('mixed')).toEqual(before);
   });
 
+  // One rule for who the author is, the service's (authorKey): a tab or a no-break space around
+  // the name is erin's in the item store, and was kept in the datasets and the tasks' items.
+  it('takes out every row the service itself reads as the author, and no other', async () => {
+    await compiledTask('tabbed', [0, 3], '\tErin');
+    await insertExpiredTask(fixture.database, 'open', T0, 3, 60_000);
+    await giveItemsTo(fixture.database, 'open', 'Erin\u00a0', [uriOf('open', 1)]);
+    // `@erin` to the service: no one's, as for a query.
+    await giveItemsTo(fixture.database, 'open', '@@erin', [uriOf('open', 2)]);
+    await storeComments(fixture.database, ['\tErin']);
+
+    const run = await eraseErin();
+
+    expect(run.status).toBe(0);
+    expect(run.stdout).toEqual(
+      expect.arrayContaining([
+        'stored_items: 1 row removed',
+        // A completed task keeps its items for an hour.
+        'task_items: 3 rows removed (tasks: open, tabbed)',
+        expect.stringMatching(/^datasets: 1 rewritten, 2 rows removed \(tasks: tabbed -2\)/),
+      ]),
+    );
+    expect(lines('tabbed').map((row) => row.username)).toEqual(['dave', 'dave']);
+    const left = await fixture.database.query<{ username: string }[]>(
+      `SELECT item->>'username' AS username FROM task_items WHERE task_id = 'open' ORDER BY uri`,
+    );
+    expect(left.map((row) => row.username)).toEqual(['dave', '@@erin']);
+  });
+
+  // Its Last-Modified moves with its bytes (recordParquet): the old time is kept to build on.
+  it('gives the Parquet file made after an erasure a later time than the one it replaced, on a replica whose clock is behind', async () => {
+    await compiledTask('mixed', [0]);
+    const late = new Date(T0 + 3_600_000);
+    await fixture.database.query(
+      `UPDATE scraping_tasks SET parquet_written_at = $1 WHERE id = 'mixed'`,
+      [late.toISOString()],
+    );
+    expect((await eraseErin()).status).toBe(0);
+
+    // This replica's clock says T0 + 1 min, behind the time the old file was recorded at.
+    expect(await parquetService().ensure(await task('mixed'))).not.toBeNull();
+
+    const writtenAt = (await task('mixed')).parquet_written_at;
+    expect(writtenAt!.getTime()).toBeGreaterThan(late.getTime());
+  });
+
+  it('exits 1 naming a dataset whose file is not as its task records it, and leaves it', async () => {
+    await compiledTask('mixed', [0]);
+    const path = datasetPath(fixture.dataDir, 'mixed');
+    await appendFile(path, 'edited');
+    const edited = fileState(path);
+
+    const run = await eraseErin();
+
+    expect(run.status).toBe(1);
+    expect(run.stdout).toContainEqual(
+      expect.stringMatching(/^NOT CHECKED: the dataset of task mixed: its file /),
+    );
+    expect(fileState(path)).toEqual(edited);
+  });
+
+  // Its compile may have read the author's items before they were deleted: not done yet.
+  it("exits 3 naming a task compiling that held the author's items", async () => {
+    await insertExpiredTask(fixture.database, 'busy', T0, 2, 60_000);
+    await giveItemsTo(fixture.database, 'busy', 'erin', [uriOf('busy', 0)]);
+    await fixture.database.query(`UPDATE scraping_tasks SET state = 'compiling' WHERE id = 'busy'`);
+
+    const run = await eraseErin();
+
+    expect(run.status).toBe(3);
+    expect(run.stdout).toContainEqual(
+      expect.stringContaining("tasks compiling held the author's items (busy)"),
+    );
+  });
+
   it.each([
+    [['--source', 'reddit', '--username', 'erin', '--username', 'dave'], 'given 2 times'],
     [['--source', 'x', '--username', '@@erin'], '--username is not an X handle'],
     [['--source', 'mastodon', '--username', 'erin'], '--source must be X or Reddit'],
     [['--username', 'erin'], '--source must be X or Reddit'],

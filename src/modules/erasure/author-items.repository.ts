@@ -1,9 +1,7 @@
-import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { returningRows } from '../../database/returning-rows';
 import { toSourceId, toSourceName } from '../../network/sources';
-import { ErasedAuthor } from './erased-author';
+import { ErasedAuthor, isAuthorOf } from './erased-author';
 
 /** An author's items in one task (task_items), by task id. */
 export type TaskItemCounts = Map<string, number>;
@@ -11,12 +9,12 @@ export type TaskItemCounts = Map<string, number>;
 /**
  * An author's items in the tables: the item store (`stored_items`, whose `username` holds the
  * author as queries compare it, authorKey) and tasks' collected items (`task_items`, whose
- * item holds the record's own spelling: compared lower-cased, without blanks around it or its
- * leading `@`s). Counted for a dry run, deleted for an erasure.
+ * item holds the record's own spelling, read by the same rule). Counted for a dry run, deleted
+ * for an erasure. Built by the command on its own DataSource: no module of the service provides
+ * it.
  */
-@Injectable()
 export class AuthorItemsRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(private readonly dataSource: DataSource) {}
 
   async countStored(author: ErasedAuthor): Promise<number> {
     const [{ items }] = await this.dataSource.query<{ items: number }[]>(
@@ -36,35 +34,55 @@ export class AuthorItemsRepository {
     return items;
   }
 
-  countInTasks(author: ErasedAuthor): Promise<TaskItemCounts> {
-    return this.byTask(
-      `SELECT task_id, count(*)::int AS items FROM task_items WHERE ${taskItemOf('$1', '$2')}
-       GROUP BY task_id`,
-      author,
-    );
+  async countInTasks(author: ErasedAuthor): Promise<TaskItemCounts> {
+    return countByTask(await this.itemsInTasks(author));
   }
 
-  deleteInTasks(author: ErasedAuthor): Promise<TaskItemCounts> {
-    return this.byTask(
-      `WITH deleted AS (DELETE FROM task_items WHERE ${taskItemOf('$1', '$2')} RETURNING task_id)
-       SELECT task_id, count(*)::int AS items FROM deleted GROUP BY task_id`,
-      author,
+  /**
+   * Deletes the author's task items, found as itemsInTasks finds them, by their keys. An item
+   * collected again meanwhile under the same key is the same post, the author's too.
+   */
+  async deleteInTasks(author: ErasedAuthor): Promise<TaskItemCounts> {
+    const found = await this.itemsInTasks(author);
+    const rows = returningRows<{ task_id: string }>(
+      await this.dataSource.query(
+        `DELETE FROM task_items WHERE (task_id, uri) IN (
+           SELECT * FROM unnest($1::varchar[], $2::text[])) RETURNING task_id`,
+        [found.map((item) => item.task_id), found.map((item) => item.uri)],
+      ),
     );
+    return countByTask(rows);
   }
 
-  private async byTask(sql: string, author: ErasedAuthor): Promise<TaskItemCounts> {
-    const rows = returningRows<{ task_id: string; items: number }>(
-      await this.dataSource.query(sql, [toSourceName(author.source), author.username]),
+  /**
+   * The author's task items, by the rule the service reads authors by (isAuthorOf, authorKey):
+   * SQL finds those whose name, lower-cased, holds the author's (every item of the author's
+   * does, but for a name whose letters only JavaScript lowers to ASCII, as the Kelvin sign), and
+   * the rule decides among them. Two rules, one in SQL and one in code, had disagreed on
+   * names with a tab or two `@` (a review). Only the name is read, not the posts.
+   */
+  private async itemsInTasks(author: ErasedAuthor): Promise<{ task_id: string; uri: string }[]> {
+    const source = toSourceName(author.source);
+    const candidates = await this.dataSource.query<
+      { task_id: string; uri: string; name: string }[]
+    >(
+      `SELECT task_id, uri, name FROM (
+         SELECT task_id, uri, CASE item->>'source' WHEN 'X' THEN item->'user'->>'username'
+           ELSE item->>'username' END AS name
+         FROM task_items WHERE item->>'source' = $1) AS named
+       WHERE strpos(lower(name), $2) > 0`,
+      [source, author.username],
     );
-    return new Map(rows.map((row) => [row.task_id, row.items]));
+    const isErased = isAuthorOf(author);
+    return candidates.filter(({ name }) =>
+      isErased(source === 'X' ? { source, user: { username: name } } : { source, username: name }),
+    );
   }
 }
 
-/**
- * A task item of the author `username` of source `source` (its name, 'X' or 'REDDIT'), SQL over
- * those two parameters: X keeps the author under `user`.
- */
-function taskItemOf(source: string, username: string): string {
-  return `item->>'source' = ${source} AND lower(ltrim(btrim(CASE item->>'source'
-    WHEN 'X' THEN item->'user'->>'username' ELSE item->>'username' END), '@')) = ${username}`;
+/** How many of `items` each task has. */
+function countByTask(items: readonly { task_id: string }[]): TaskItemCounts {
+  const counts: TaskItemCounts = new Map();
+  for (const { task_id } of items) counts.set(task_id, (counts.get(task_id) ?? 0) + 1);
+  return counts;
 }

@@ -1,16 +1,16 @@
 import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../../config/app-config';
+import { commandLineConfig } from '../../config/command-line-config';
 import { loadEnvFile } from '../../config/env-file';
 import { buildDataSourceOptions } from '../../database/data-source-options';
-import { commandLineConfig } from '../../database/migrate-command';
 import { DatasetErasure } from '../tasks/dataset-erasure';
 import { DatasetRecordsRepository } from '../tasks/dataset-records.repository';
 import { TaskLifecycleRepository } from '../tasks/task-lifecycle.repository';
 import { AuthorErasure } from './author-erasure';
 import { AuthorItemsRepository } from './author-items.repository';
 import { ErasedAuthor, erasedAuthor, ErasedAuthorError } from './erased-author';
-import { describeErasure, erasureIncomplete } from './erasure-summary';
+import { describeErasure, erasureStatus } from './erasure-summary';
 
 const USAGE = 'usage: npm run erase-author -- --source X|Reddit --username NAME [--dry-run]';
 
@@ -20,15 +20,19 @@ export interface CommandOutput {
   stderr(line: string): void;
 }
 
-/** What the arguments ask for; ErasedAuthorError when they ask for nothing clear. */
+/**
+ * What the arguments ask for; ErasedAuthorError when they ask for nothing clear. An option given
+ * twice is refused: parseArgs keeps the last, and `--username erin --username dave` erased dave
+ * (a review).
+ */
 export function erasureRequest(args: string[]): { author: ErasedAuthor; dryRun: boolean } {
-  let values: { source?: string; username?: string; 'dry-run'?: boolean };
+  let values: { source?: string[]; username?: string[]; 'dry-run'?: boolean };
   try {
     ({ values } = parseArgs({
       args,
       options: {
-        source: { type: 'string' },
-        username: { type: 'string' },
+        source: { type: 'string', multiple: true },
+        username: { type: 'string', multiple: true },
         'dry-run': { type: 'boolean' },
       },
       strict: true,
@@ -38,16 +42,24 @@ export function erasureRequest(args: string[]): { author: ErasedAuthor; dryRun: 
     throw new ErasedAuthorError((error as Error).message);
   }
   return {
-    author: erasedAuthor(values.source, values.username),
+    author: erasedAuthor(once(values.source, 'source'), once(values.username, 'username')),
     dryRun: values['dry-run'] ?? false,
   };
+}
+
+/** The one value of option `--name`, if given. */
+function once(values: string[] | undefined, name: string): string | undefined {
+  if (values !== undefined && values.length > 1)
+    throw new ErasedAuthorError(`--${name} is given ${values.length} times: give it once`);
+  return values?.[0];
 }
 
 /**
  * `npm run erase-author`: an author's posts out of the tables and the datasets
  * (AuthorErasure), run beside the service and its replicas on their DATABASE_URL and DATA_DIR
  * (`.env` read as they read it). Exits 2 for arguments that name no author (nothing is
- * touched), 1 when it failed or left a place unchecked (the summary says which), 0 otherwise.
+ * touched), 1 when it failed or left a place unchecked (the summary says which), 3 when a task
+ * compiling may still record the author's rows (erasureStatus), 0 otherwise.
  */
 export async function runEraseAuthorCommand(
   args: string[],
@@ -91,7 +103,7 @@ export async function runEraseAuthorCommand(
     );
     const report = await erasure.erase(request.author, request.dryRun);
     for (const line of describeErasure(report)) write.stdout(line);
-    return erasureIncomplete(report) ? 1 : 0;
+    return erasureStatus(report);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     // Each place is erased on its own: what was removed before the failure stays removed.

@@ -28,10 +28,14 @@ describe(isAuthorOf.name, () => {
   const handle = isAuthorOf({ source: 'x', username: 'somehandle' });
   const user = isAuthorOf({ source: 'reddit', username: 'someuser' });
 
-  // As the task_items statements compare it: lower(ltrim(btrim(name), '@')).
+  // As the service reads an author (authorKey): the matcher and the item store agree.
   it("finds the author's items in every spelling a record has, of its own source only", () => {
     expect(handle({ source: 'X', user: { username: 'SomeHandle' } })).toBe(true);
     expect(handle({ source: 'X', user: { username: ' @somehandle ' } })).toBe(true);
+    expect(handle({ source: 'X', user: { username: '\tSomeHandle\n' } })).toBe(true);
+    expect(handle({ source: 'X', user: { username: 'somehandle\u00a0' } })).toBe(true);
+    // `@somehandle` to the service: no one's, as for a query.
+    expect(handle({ source: 'X', user: { username: '@@somehandle' } })).toBe(false);
     expect(handle({ source: 'X', username: 'somehandle', user: { username: 'other' } })).toBe(
       false,
     );

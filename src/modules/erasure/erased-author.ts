@@ -33,10 +33,12 @@ export function erasedAuthor(source: string | undefined, name: string | undefine
 }
 
 /**
- * Whether a dataset's item is the author's, read as the task_items statements read it
- * (AuthorItemsRepository): X's `user.username`, Reddit's `username`, the blanks around it and
- * its leading `@`s left out, in any case. Items of every shape a release wrote keep the name
- * there (legacy-items.ts).
+ * Whether an item (a dataset's row, a task's collected item) is the author's, by the one rule
+ * the service reads authors by (authorKey: what the matcher and the item store's `username`
+ * column use): X's `user.username`, Reddit's `username`. A second rule, SQL's
+ * `lower(ltrim(btrim(name), '@'))`, kept `"\tErin"` (erin to the service) in a dataset whose
+ * stored copy it removed (a review). Items of every shape a release wrote keep the name there
+ * (legacy-items.ts).
  */
 export function isAuthorOf(author: ErasedAuthor): (item: unknown) => boolean {
   const source = toSourceName(author.source);
@@ -44,14 +46,6 @@ export function isAuthorOf(author: ErasedAuthor): (item: unknown) => boolean {
     const row = item as { source?: unknown; user?: { username?: unknown }; username?: unknown };
     if (row?.source !== source) return false;
     const name = source === 'X' ? row.user?.username : row.username;
-    return typeof name === 'string' && comparedName(name) === author.username;
+    return typeof name === 'string' && authorKey(name) === author.username;
   };
-}
-
-/** SQL's `lower(ltrim(btrim(name), '@'))`: btrim takes spaces only, as this does. */
-function comparedName(name: string): string {
-  return name
-    .replace(/^ +| +$/g, '')
-    .replace(/^@+/, '')
-    .toLowerCase();
 }

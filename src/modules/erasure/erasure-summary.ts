@@ -1,12 +1,23 @@
+import { plural } from '../../common/plural';
 import { toSourceName } from '../../network/sources';
 import { ErasureReport } from './author-erasure';
 
 /**
  * Whether the erasure left something for the operator to look at: a dataset or a copy it could
- * not check (not as recorded, unreadable, changed while it was rewritten). Its exit status: 1.
+ * not check (not as recorded, unreadable, changed while it was rewritten).
  */
-export function erasureIncomplete(report: ErasureReport): boolean {
+function erasureIncomplete(report: ErasureReport): boolean {
   return [...report.datasets, ...report.setAside].some((place) => place.outcome === 'not-checked');
+}
+
+/**
+ * The command's exit status: 1 when a place was not checked, 3 when a task compiling as it ran
+ * held the author's items (its dataset may be recorded with them after the run: a runbook that
+ * reads `$?` must not file the erasure as done; a review), 0 when it is all done.
+ */
+export function erasureStatus(report: ErasureReport): number {
+  if (erasureIncomplete(report)) return 1;
+  return report.compiling.length > 0 ? 3 : 0;
 }
 
 /**
@@ -27,15 +38,17 @@ export function describeErasure(report: ErasureReport): string[] {
   const copies = report.setAside.flatMap((copy) => (copy.outcome === 'not-checked' ? [] : [copy]));
   const lines = [
     `${dryRun ? 'Dry run (nothing changed): erasure' : 'Erasure'} of ${source} author "${author.username}", datasets under ${report.dataDir}/datasets`,
-    `stored_items: ${report.storedItems} rows ${verb}`,
-    `task_items: ${taskItems} rows ${verb}` +
-      (report.taskItems.size > 0 ? ` (tasks: ${[...report.taskItems.keys()].join(', ')})` : ''),
-    `datasets: ${rewritten.length} ${dryRun ? 'would be rewritten' : 'rewritten'}, ${rowsOut} rows ${verb}` +
+    `stored_items: ${plural(report.storedItems, 'row')} ${verb}`,
+    `task_items: ${plural(taskItems, 'row')} ${verb}` +
+      (report.taskItems.size > 0
+        ? ` (tasks: ${[...report.taskItems.keys()].sort().join(', ')})`
+        : ''),
+    `datasets: ${rewritten.length} ${dryRun ? 'would be rewritten' : 'rewritten'}, ${plural(rowsOut, 'row')} ${verb}` +
       (rewritten.length > 0
         ? ` (tasks: ${rewritten.map((dataset) => `${dataset.taskId} -${dataset.removed}`).join(', ')}); ` +
           `their Parquet files ${verb}, made again from the new rows at the next Parquet download`
         : '') +
-      `; ${untouched} ${source} datasets hold none of the author's rows (left as they are)`,
+      `; ${plural(untouched, `${source} dataset`)} holding none of the author's rows (left as they are)`,
     `set-aside copies (….replaced-*): ${copies.length} holding the author's rows ${verb}, with their manifest and Parquet copies` +
       (copies.length > 0 ? ` (${copies.flatMap((copy) => copy.files).join(', ')})` : ''),
   ];
@@ -53,13 +66,15 @@ function stillToDo(report: ErasureReport): string[] {
   if (report.dryRun) lines.push('- run it without --dry-run to remove them');
   if (erasureIncomplete(report))
     lines.push(
-      '- look at what was NOT CHECKED: a file not as its task records it is not served (503), ' +
-        'and may hold the rows; run the command again once it is mended or removed',
+      '- look at what was NOT CHECKED (each line says why): a file not as its task records it is ' +
+        'not served (503) and may hold the rows; one that changed or failed as it was rewritten ' +
+        'is as it was: run the command again',
     );
   if (report.compiling.length > 0)
     lines.push(
       `- tasks compiling held the author's items (${report.compiling.join(', ')}): run the ` +
-        'command again once they have completed, as their compile may have read them first',
+        'command again once they have completed, as their compile may have read them first ' +
+        '(exit status 3)',
     );
   lines.push(
     '- backups: every backup of the database or of DATA_DIR made before now still holds the ' +

@@ -41,7 +41,10 @@ export class DatasetRecordsRepository {
    * of the task row's `lock` (the file's rename is in it too): its size, hash, rows and first
    * and last times, and no Parquet file (the one made from the old rows is removed; the next
    * Parquet download makes another). Its completion time is kept: `completed_after` polls and
-   * the prune pass read it. False when the task no longer records that file, so nothing was
+   * the prune pass read it. So is the old Parquet file's `parquet_written_at`: the next one's
+   * Last-Modified is then at least a second after it (recordParquet), where a replica whose
+   * clock is behind gave the new file an earlier one, and a client's If-Modified-Since kept the
+   * old rows (a review). False when the task no longer records that file, so nothing was
    * recorded.
    */
   async recordRewritten(
@@ -53,7 +56,7 @@ export class DatasetRecordsRepository {
     const result: unknown = await lock.manager.query(
       `UPDATE scraping_tasks SET dataset_rows = $3, dataset_bytes = $4, dataset_sha256 = $5,
          data_start = $6, data_end = $7, parquet_file = NULL, parquet_bytes = NULL,
-         parquet_sha256 = NULL, parquet_version = NULL, parquet_written_at = NULL
+         parquet_sha256 = NULL, parquet_version = NULL
        WHERE id = $1 AND state = 'completed' AND dataset_sha256 = $2`,
       [
         taskId,

@@ -1,5 +1,6 @@
 import { readdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
+import { errorCode } from '../../common/files/error-code';
 import { parquetPathBeside } from './dataset-parquet';
 import { countRows, ErasedRow, failureOf } from './dataset-erasure';
 import { datasetsDirectory } from './dataset-path';
@@ -7,15 +8,18 @@ import { manifestPathOf } from './dataset-writer';
 
 /** What an erasure did, or would do, to one set-aside copy of a dataset (setAside). */
 export type SetAsideErasureOutcome = {
-  /** The JSON lines copy's name in DATA_DIR/datasets. */
+  /** The JSON lines copy's name in DATA_DIR/datasets (the folder's path when it could not be read). */
   file: string;
 } & (
   | { outcome: 'removed' | 'to-remove'; removed: number; files: string[] }
   | { outcome: 'not-checked'; why: string }
 );
 
-/** A set-aside JSON lines copy's name: `<name>.jsonl.gz.replaced-<UTC second>-<random>`. */
-const SET_ASIDE_JSONL = /^(.+)\.jsonl\.gz\.replaced-(\d{8}T\d{6}Z)-[0-9a-f]{8}$/;
+/**
+ * A set-aside JSON lines copy's name: `<name>.jsonl.gz.replaced-<UTC second>-<random>`, or
+ * without the random part, as releases of 2026-12-06 named them.
+ */
+const SET_ASIDE_JSONL = /^(.+)\.jsonl\.gz\.replaced-(\d{8}T\d{6}Z)(?:-[0-9a-f]{8})?$/;
 
 /**
  * Removes every set-aside copy of a dataset (`….replaced-*`, complete-dataset.ts) whose JSON
@@ -32,7 +36,20 @@ export async function eraseFromSetAside(
   dryRun: boolean,
 ): Promise<SetAsideErasureOutcome[]> {
   const directory = datasetsDirectory(dataDir);
-  const names = (await readdir(directory).catch(() => [] as string[])).sort();
+  let names: string[];
+  try {
+    names = (await readdir(directory)).sort();
+  } catch (error) {
+    // No folder, no copies; one that cannot be read may hold some (a review: said as none).
+    if (errorCode(error) === 'ENOENT') return [];
+    return [
+      {
+        file: directory,
+        outcome: 'not-checked',
+        why: `it could not be read (${failureOf(error)})`,
+      },
+    ];
+  }
   const outcomes: SetAsideErasureOutcome[] = [];
   for (const file of names) {
     const match = SET_ASIDE_JSONL.exec(file);
@@ -66,7 +83,7 @@ export async function eraseFromSetAside(
 /** The manifest and Parquet copies of the dataset at `path` set aside in the same `second`. */
 function setAsideWith(names: readonly string[], path: string, second: string): string[] {
   const prefixes = [manifestPathOf(path), parquetPathBeside(path)].map(
-    (file) => `${basename(file)}.replaced-${second}-`,
+    (file) => `${basename(file)}.replaced-${second}`,
   );
   return names.filter((name) => prefixes.some((prefix) => name.startsWith(prefix)));
 }
