@@ -67,14 +67,15 @@ describe('Erasing an author', () => {
     const path = datasetPath(fixture.dataDir, id);
     return [path, manifestPathOf(path), parquetPathBeside(path)];
   };
-  const eraseErin = (...more: string[]) =>
+  const erase = (source: string, username: string, ...more: string[]) =>
     eraseAuthor(fixture.database, fixture.dataDir, [
       ...more,
       '--source',
-      'reddit',
+      source,
       '--username',
-      'erin',
+      username,
     ]);
+  const eraseErin = (...more: string[]) => erase('reddit', 'erin', ...more);
   const parquetService = () => {
     const config = testConfig({ dataDir: fixture.dataDir });
     const repository = new TaskLifecycleRepository(fixture.database);
@@ -88,12 +89,7 @@ describe('Erasing an author', () => {
     await storeComments(fixture.database, ['Erin', 'dave']);
     expect(existsSync(parquetPathBeside(datasetPath(fixture.dataDir, 'mixed')))).toBe(true);
 
-    const run = await eraseAuthor(fixture.database, fixture.dataDir, [
-      '--source',
-      'Reddit',
-      '--username',
-      ' @ERIN ',
-    ]);
+    const run = await erase('Reddit', ' @ERIN ');
 
     expect(run.status).toBe(0);
     expect(run.stderr).toEqual([]);
@@ -246,12 +242,7 @@ describe('Erasing an author', () => {
         ],
       );
 
-    const run = await eraseAuthor(fixture.database, fixture.dataDir, [
-      '--source',
-      'x',
-      '--username',
-      '@SOMEHANDLE',
-    ]);
+    const run = await erase('x', '@SOMEHANDLE');
 
     expect(run.status).toBe(0);
     expect(run.stdout).toContain('task_items: 2 rows removed (tasks: x-task)');
