@@ -71,3 +71,35 @@ export function fileState(file: string): { sha256: string; mtimeMs: number } {
   const sha256 = createHash('sha256').update(readFileSync(file)).digest('hex');
   return { sha256, mtimeMs: statSync(file).mtimeMs };
 }
+
+/** Runs the erasure command for Reddit's `erin` on `database` and DATA_DIR `dataDir`. */
+export function eraseErin(database: DataSource, dataDir: string, more: string[] = []) {
+  return eraseAuthor(database, dataDir, ['--source', 'reddit', '--username', 'erin', ...more]);
+}
+
+/**
+ * Makes every commit that changed a row of `scraping_tasks` fail, at COMMIT (a deferred
+ * constraint trigger): a commit lost after the work before it ran, as a dropped connection, an
+ * idle-in-transaction timeout or a kill loses it. The returned function drops the trigger.
+ */
+export async function loseTaskCommits(database: DataSource): Promise<() => Promise<void>> {
+  await database.query(
+    `CREATE FUNCTION lose_task_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+     BEGIN RAISE EXCEPTION 'commit lost'; END $$`,
+  );
+  await database.query(
+    `CREATE CONSTRAINT TRIGGER lose_task_commit AFTER UPDATE ON scraping_tasks
+     DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION lose_task_commit()`,
+  );
+  return async () => {
+    await database.query('DROP TRIGGER IF EXISTS lose_task_commit ON scraping_tasks');
+    await database.query('DROP FUNCTION IF EXISTS lose_task_commit()');
+  };
+}
+
+/** A stream's bytes, read to its end. */
+export async function bytesOf(stream: NodeJS.ReadableStream): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}

@@ -1,5 +1,4 @@
 import { DatasetErasure, DatasetErasureOutcome } from '../tasks/dataset-erasure';
-import { DatasetRecordsRepository } from '../tasks/dataset-records.repository';
 import { eraseFromSetAside, SetAsideErasureOutcome } from '../tasks/set-aside-erasure';
 import { AuthorItemsRepository, TaskItemCounts } from './author-items.repository';
 import { ErasedAuthor, isAuthorOf } from './erased-author';
@@ -32,7 +31,6 @@ export interface ErasureReport {
 export class AuthorErasure {
   constructor(
     private readonly items: AuthorItemsRepository,
-    private readonly records: DatasetRecordsRepository,
     private readonly datasets: DatasetErasure,
     private readonly dataDir: string,
   ) {}
@@ -45,15 +43,9 @@ export class AuthorErasure {
       ? await this.items.countInTasks(author)
       : await this.items.deleteInTasks(author);
     const isErased = isAuthorOf(author);
-    const datasets: DatasetErasureOutcome[] = [];
-    await this.eraseFromDatasets(author, dryRun, datasets);
-    // Read before the second pass: a task it reports compiling then may complete right after
-    // (the report says to run again), and one completed before it is in the second pass.
-    const states = await this.records.statesOf([...taskItems.keys()]);
-    const compiling = [...states].filter(([, state]) => state === 'compiling').map(([id]) => id);
-    // The tasks completed during the first pass, by compiles that may have read the author's
-    // items before they were deleted.
-    await this.eraseFromDatasets(author, dryRun, datasets);
+    const { datasets, compiling } = await this.datasets.eraseAll(author.source, isErased, dryRun, [
+      ...taskItems.keys(),
+    ]);
     const setAside = await eraseFromSetAside(this.dataDir, isErased, dryRun);
     return {
       author,
@@ -63,19 +55,7 @@ export class AuthorErasure {
       taskItems,
       datasets,
       setAside,
-      compiling: compiling.sort(),
+      compiling,
     };
-  }
-
-  /** Erases from every completed dataset of the author's source not in `done` yet. */
-  private async eraseFromDatasets(
-    author: ErasedAuthor,
-    dryRun: boolean,
-    done: DatasetErasureOutcome[],
-  ): Promise<void> {
-    const isErased = isAuthorOf(author);
-    const seen = new Set(done.map((dataset) => dataset.taskId));
-    for (const task of await this.records.completedDatasets(author.source))
-      if (!seen.has(task.id)) done.push(await this.datasets.eraseFrom(task, isErased, dryRun));
   }
 }

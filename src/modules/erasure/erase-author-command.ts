@@ -6,7 +6,6 @@ import { loadEnvFile } from '../../config/env-file';
 import { buildDataSourceOptions } from '../../database/data-source-options';
 import { DatasetErasure } from '../tasks/dataset-erasure';
 import { DatasetRecordsRepository } from '../tasks/dataset-records.repository';
-import { TaskLifecycleRepository } from '../tasks/task-lifecycle.repository';
 import { AuthorErasure } from './author-erasure';
 import { AuthorItemsRepository } from './author-items.repository';
 import { ErasedAuthor, erasedAuthor, ErasedAuthorError } from './erased-author';
@@ -93,12 +92,9 @@ export async function runEraseAuthorCommand(
   );
   try {
     await dataSource.initialize();
-    const tasks = new TaskLifecycleRepository(dataSource);
-    const records = new DatasetRecordsRepository(dataSource);
     const erasure = new AuthorErasure(
       new AuthorItemsRepository(dataSource),
-      records,
-      new DatasetErasure(tasks, records, config.dataDir),
+      new DatasetErasure(new DatasetRecordsRepository(dataSource), config.dataDir),
       config.dataDir,
     );
     const report = await erasure.erase(request.author, request.dryRun);

@@ -53,6 +53,12 @@ export function describeErasure(report: ErasureReport): string[] {
       (copies.length > 0 ? ` (${copies.flatMap((copy) => copy.files).join(', ')})` : ''),
   ];
   for (const dataset of report.datasets)
+    if (dataset.earlierRun !== undefined)
+      lines.push(
+        `FINISHED AN EARLIER RUN: the dataset of task ${dataset.taskId}: its rewrite's record was lost ` +
+          (dataset.earlierRun === 'finished' ? '(recorded now)' : '(would be recorded)'),
+      );
+  for (const dataset of report.datasets)
     if (dataset.outcome === 'not-checked')
       lines.push(`NOT CHECKED: the dataset of task ${dataset.taskId}: ${dataset.why}`);
   for (const copy of report.setAside)

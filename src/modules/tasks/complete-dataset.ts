@@ -34,8 +34,12 @@ export class SetAsideFailed extends Error {
   }
 }
 
-/** The state of the file at `path` (fileStateOf), or undefined when there is none. */
-function stateAt(path: string): Promise<string | undefined> {
+/**
+ * The state of the file at `path` (fileStateOf), or undefined when there is none: what a step
+ * under the task row's lock compares, to find the file it read still in place (a compile's
+ * set-aside, an author's erasure).
+ */
+export function stateAt(path: string): Promise<string | undefined> {
   return stat(path).then(fileStateOf, () => undefined);
 }
 

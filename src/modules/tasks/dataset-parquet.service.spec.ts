@@ -16,7 +16,8 @@ import {
 } from './dataset-parquet.service';
 import { manifestPathOf, writeJsonLines } from './dataset-writer';
 import { CompletedTask } from './task.types';
-import { TaskLifecycleRepository, TaskLock } from './task-lifecycle.repository';
+import { TaskLifecycleRepository } from './task-lifecycle.repository';
+import { TaskLock } from './task-row-lock';
 import { testConfig } from '../../../test/support/test-config';
 
 // A plain copy of the module, whose exports a test can spy on: the transform's CommonJS

@@ -1,20 +1,44 @@
-import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Source } from '../../common/source';
 import { affectedCount } from '../../database/returning-rows';
 import { JsonLinesFile } from './dataset-writer';
 import { CompletedTask, TaskState } from './task.types';
-import { TaskLock } from './task-lifecycle.repository';
+import { lockTaskRow, TaskLock } from './task-row-lock';
 
 /**
  * What completed tasks record of their datasets, read and rewritten after their compile: an
  * author's erasure (DatasetErasure) finds the datasets of a platform and records the one it
- * rewrote. The compile's own records are TaskLifecycleRepository's.
+ * rewrote. The compile's own records are TaskLifecycleRepository's. No Nest module provides
+ * it: the erasure command (erase-author-command.ts) builds it on its own DataSource.
  */
-@Injectable()
 export class DatasetRecordsRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** The task `id` as it is now, when it is completed and records a dataset. */
+  async completedDataset(id: string): Promise<CompletedTask | undefined> {
+    const [task] = await this.dataSource.query<CompletedTask[]>(
+      `SELECT * FROM scraping_tasks
+       WHERE id = $1 AND state = 'completed' AND dataset_file IS NOT NULL
+         AND dataset_sha256 IS NOT NULL`,
+      [id],
+    );
+    return task;
+  }
+
+  /**
+   * Locks the task's row for one transaction, as TaskLifecycleRepository.lockTask does, but
+   * waits for it at most `lockTimeoutMs` (`SET LOCAL lock_timeout`): an erasure never queues
+   * long behind a compile or a conversion holding it. Past that, the query fails with SQLSTATE
+   * 55P03 (lock_not_available) and nothing was done. The service's own users of the lock wait
+   * as they did.
+   */
+  lockTask<T>(
+    taskId: string,
+    lockTimeoutMs: number,
+    work: (lock: TaskLock) => Promise<T>,
+  ): Promise<T> {
+    return lockTaskRow(this.dataSource, taskId, work, lockTimeoutMs);
+  }
 
   /** The completed tasks of `platform` that record a dataset, oldest completed first. */
   completedDatasets(platform: Source): Promise<CompletedTask[]> {

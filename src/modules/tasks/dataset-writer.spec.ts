@@ -1,10 +1,16 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync } from 'node:zlib';
-import { CompiledDataset, DatasetRow, writeJsonLines, writeManifest } from './dataset-writer';
+import {
+  CompiledDataset,
+  DatasetRow,
+  readManifest,
+  writeJsonLines,
+  writeManifest,
+} from './dataset-writer';
 
 /** `count` rows of one writer, each after a pause, so that two writers interleave. */
 async function* slowRows(writer: string, count: number): AsyncGenerator<DatasetRow> {
@@ -162,5 +168,24 @@ describe(writeManifest.name, () => {
     const gap = { start: '2026-01-07T23:00:00.000Z', end: '2026-01-08T00:00:00.000Z' };
     expect(manifest.gap).toEqual(gap);
     expect(JSON.parse(readFileSync(`${file}.manifest.json`, 'utf8'))).toMatchObject({ gap });
+  });
+
+  // An erasure's rewrite names the file it replaces: the next run finishes one whose commit was
+  // lost (DatasetErasure). A compile's manifest has no such field.
+  it("names the file an erasure's rewrite replaces, read back by readManifest", async () => {
+    const file = join(directory, 'task.jsonl.gz');
+    const replaced = 'c'.repeat(64);
+    const manifest = await writeManifest(
+      task,
+      { ...dataset, file },
+      new Date('2026-01-08T00:00:01.000Z'),
+      undefined,
+      replaced,
+    );
+    expect(manifest.replaces_sha256).toBe(replaced);
+    expect(await readManifest(file)).toEqual(manifest);
+    expect(await readManifest(join(directory, 'other.jsonl.gz'))).toBeUndefined();
+    writeFileSync(`${file}.manifest.json`, 'not JSON');
+    expect(await readManifest(file)).toBeUndefined();
   });
 });

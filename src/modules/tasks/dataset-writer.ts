@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -57,6 +57,13 @@ export interface DatasetManifest {
    * too").
    */
   parquet: { file: string; bytes: number; sha256: string } | null;
+  /**
+   * Written by an author's erasure only: the SHA-256 of the file this one replaces, the one its
+   * task recorded. A run whose commit was lost after its rename leaves this manifest beside the
+   * new file and the old record; the next run finds the record it names and finishes it
+   * (DatasetErasure). Absent from a compile's or a conversion's manifest.
+   */
+  replaces_sha256?: string;
 }
 
 /**
@@ -120,15 +127,27 @@ export function datasetGapOf(task: Parameters<typeof finalGap>[0]): DatasetGap |
   return gap && { start: gap.start?.toISOString() ?? null, end: gap.end.toISOString() };
 }
 
+/** The manifest beside the JSON lines file `file`, as far as it is one; undefined: none, no JSON. */
+export async function readManifest(file: string): Promise<Partial<DatasetManifest> | undefined> {
+  try {
+    const manifest: unknown = JSON.parse(await readFile(manifestPathOf(file), 'utf8'));
+    return typeof manifest === 'object' && manifest !== null ? manifest : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The manifest beside the JSON lines file (`<file>.manifest.json`), rewritten whole each time;
  * `renameWith` runs the rename once it is written, or refuses it (writeFileAtomically).
+ * `replacesSha256`: the recorded file an erasure's rewrite replaces (DatasetManifest).
  */
 export async function writeManifest(
   task: ManifestTask,
   dataset: CompiledDataset,
   createdAt: Date,
   renameWith?: RenameWith,
+  replacesSha256?: string,
 ): Promise<DatasetManifest> {
   const manifest: DatasetManifest = {
     task_id: task.id,
@@ -145,6 +164,7 @@ export async function writeManifest(
       bytes: dataset.parquet.bytes,
       sha256: dataset.parquet.sha256,
     },
+    ...(replacesSha256 === undefined ? {} : { replaces_sha256: replacesSha256 }),
   };
   const text = `${JSON.stringify(manifest, null, 2)}\n`;
   await writeFileAtomically(

@@ -24,7 +24,8 @@ import { DatasetParquetService } from './dataset-parquet.service';
 import { dropSameAside, keepCompleteDataset, vouchedDataset } from './complete-dataset';
 import { DatasetRow, manifestPathOf, writeJsonLines, writeManifest } from './dataset-writer';
 import { TaskRow } from './task.types';
-import { TaskLifecycleRepository, TaskLock } from './task-lifecycle.repository';
+import { TaskLifecycleRepository } from './task-lifecycle.repository';
+import { TaskLock } from './task-row-lock';
 
 const PAGE_SIZE = 1000;
 /**

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { retryDelaySql } from '../../common/retry-delay';
 import { affectedCount, returningRows } from '../../database/returning-rows';
 import { canonicalItem } from '../../network/item-uri';
@@ -8,7 +8,8 @@ import { DataItem } from '../../network/protocol';
 import { CollectionProgress } from './collection-paging';
 import { PARQUET_VERSION } from './dataset-parquet';
 import { CompiledDataset, ParquetFile } from './dataset-writer';
-import { TaskRow, TaskState } from './task.types';
+import { TaskRow } from './task.types';
+import { lockTaskRow, TaskLock } from './task-row-lock';
 
 /**
  * An expired task whose final collection has a page left (finalPage, whose conditions these
@@ -25,19 +26,6 @@ function awaitingFinalCollection(now: string, waitMs: string): string {
     AND (post_start IS NULL OR post_start <= least(post_end, expires_at))
     AND CASE WHEN last_collected_at >= expires_at THEN collect_cursor IS NOT NULL
       ELSE collect_head IS NULL OR collect_head < least(post_end, expires_at) END)`;
-}
-
-/** A task's row locked for one transaction (TaskLifecycleRepository.lockTask). */
-export interface TaskLock {
-  /** The task's state as the lock found it, the latest committed; null: no such task. */
-  readonly state: TaskState | null;
-  /**
-   * The SHA-256 of the JSON lines file the task records, as the lock found it: a Parquet file
-   * made from another (an erasure rewrote the dataset meanwhile) is not renamed into place.
-   */
-  readonly datasetSha256: string | null;
-  /** The transaction holding the lock: markCompleted, given the lock, records in it. */
-  readonly manager: EntityManager;
 }
 
 /**
@@ -194,17 +182,7 @@ export class TaskLifecycleRepository {
    * lifecycle"). `work` holds a connection: it does file operations only, no long work.
    */
   lockTask<T>(taskId: string, work: (lock: TaskLock) => Promise<T>): Promise<T> {
-    return this.dataSource.transaction(async (manager) => {
-      const [row] = await manager.query<{ state: TaskState; dataset_sha256: string | null }[]>(
-        'SELECT state, dataset_sha256 FROM scraping_tasks WHERE id = $1 FOR UPDATE',
-        [taskId],
-      );
-      return work({
-        state: row?.state ?? null,
-        datasetSha256: row?.dataset_sha256 ?? null,
-        manager,
-      });
-    });
+    return lockTaskRow(this.dataSource, taskId, work);
   }
 
   /**

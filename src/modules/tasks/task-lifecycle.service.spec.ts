@@ -30,11 +30,8 @@ import { DatasetParquetService, ParquetWriteOptions } from './dataset-parquet.se
 import { JsonLinesFile, manifestPathOf, ParquetFile } from './dataset-writer';
 import { TaskLifecycleService } from './task-lifecycle.service';
 import { TaskRow } from './task.types';
-import {
-  CompileFailureCount,
-  TaskLifecycleRepository,
-  TaskLock,
-} from './task-lifecycle.repository';
+import { CompileFailureCount, TaskLifecycleRepository } from './task-lifecycle.repository';
+import { TaskLock } from './task-row-lock';
 import { testConfig } from '../../../test/support/test-config';
 
 const NOW = new Date('2026-01-15T12:00:00Z');

@@ -1,0 +1,68 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { countRows, DatasetErasure, failureOf } from './dataset-erasure';
+import { DatasetRecordsRepository } from './dataset-records.repository';
+import { writeJsonLines } from './dataset-writer';
+import { CompletedTask } from './task.types';
+
+describe(DatasetErasure.name, () => {
+  let directory: string;
+  beforeEach(() => (directory = mkdtempSync(join(tmpdir(), 'dataset-erasure-'))));
+  afterEach(() => rmSync(directory, { recursive: true, force: true }));
+
+  const rows = ['dave', 'erin', 'dave'].map((username, n) => {
+    const datetime = new Date(Date.UTC(2026, 0, 1, n));
+    return { uri: `u${n}`, datetime, item: { uri: `u${n}`, username, datetime } };
+  });
+  const isErin = (item: unknown) => (item as { username: string }).username === 'erin';
+
+  // A rewrite whose commit was lost is recorded from the file alone: its rows and times too.
+  it('counts the rows, those erased, and the first and last times as writeJsonLines records them', async () => {
+    const path = join(directory, 'task.jsonl.gz');
+    async function* all() {
+      yield* rows;
+    }
+    const written = await writeJsonLines(path, all());
+    expect(await countRows(path, isErin)).toEqual({
+      rows: 3,
+      erased: 1,
+      start: written.start,
+      end: written.end,
+    });
+  });
+
+  // The lock_timeout ran out (lock_not_available): the run goes on, the dataset is to do again.
+  it('reports a dataset whose task row stayed locked as busy, to run again', async () => {
+    mkdirSync(join(directory, 'datasets'));
+    const path = join(directory, 'datasets', 'busy.jsonl.gz');
+    async function* all() {
+      yield* rows;
+    }
+    const written = await writeJsonLines(path, all());
+    const records = {
+      lockTask: () => Promise.reject(Object.assign(new Error('lock timeout'), { code: '55P03' })),
+    } as unknown as DatasetRecordsRepository;
+    const task = {
+      id: 'busy',
+      dataset_file: 'busy.jsonl.gz',
+      dataset_bytes: String(written.bytes),
+      dataset_sha256: written.sha256,
+      parquet_file: null,
+    } as unknown as CompletedTask;
+    const erasure = new DatasetErasure(records, directory);
+    expect(await erasure.eraseFrom(task, isErin, false)).toEqual({
+      taskId: 'busy',
+      outcome: 'not-checked',
+      why: 'its task was busy (its row stayed locked by a compile or a Parquet conversion): run the command again',
+    });
+  });
+
+  // JSON.parse's message quotes the line it failed on: a post, never printed.
+  it('names a failure by its code, never by a message that may quote a post', () => {
+    expect(failureOf(Object.assign(new Error('x'), { code: 'ENOSPC' }))).toBe('ENOSPC');
+    expect(failureOf(new SyntaxError('Unexpected token in {"body":"SECRET"}'))).toBe(
+      'a line is not JSON',
+    );
+  });
+});
