@@ -13,11 +13,17 @@ import { DatasetManifest, manifestPathOf } from '../../src/modules/tasks/dataset
 import { TasksService } from '../../src/modules/tasks/tasks.service';
 import { CompletedTask } from '../../src/modules/tasks/task.types';
 import { TaskLifecycleRepository } from '../../src/modules/tasks/task-lifecycle.repository';
-import { bytesOf, eraseErin, fileState, giveItemsTo, loseTaskCommits } from '../support/erasure';
-import { compileFixture, insertExpiredTask, lifecycleReplica } from '../support/expired-tasks';
+import {
+  bytesOf,
+  erasureFixture,
+  fileState,
+  giveItemsTo,
+  loseTaskCommits,
+  T0,
+} from '../support/erasure';
+import { insertExpiredTask, lifecycleReplica } from '../support/expired-tasks';
 import { testConfig } from '../support/test-config';
 
-const T0 = Date.parse('2026-11-20T00:00:00Z');
 const uriOf = (n: number) => `https://www.reddit.com/r/bitcoin/comments/abc/title/lost${n}/`;
 
 /**
@@ -27,8 +33,7 @@ const uriOf = (n: number) => `https://www.reddit.com/r/bitcoin/comments/abc/titl
  * that rewrite stays the operator's.
  */
 describe('Erasing an author after a lost commit', () => {
-  const fixture = compileFixture('erasurerecovery');
-  const now = () => new Date(T0 + 60_000);
+  const { fixture, now, eraseErin } = erasureFixture('erasurerecovery');
   let keepCommits: (() => Promise<void>) | undefined;
   afterEach(async () => {
     await keepCommits?.();
@@ -73,7 +78,7 @@ describe('Erasing an author after a lost commit', () => {
     expect(existsSync(parquetPathBeside(path()))).toBe(true);
     keepCommits = await loseTaskCommits(fixture.database);
 
-    const run = await eraseErin(fixture.database, fixture.dataDir);
+    const run = await eraseErin();
 
     expect(run.status).toBe(1);
     expect(run.stdout).toContain('NOT CHECKED: the dataset of task lost: it failed (P0001)');
@@ -97,14 +102,14 @@ describe('Erasing an author after a lost commit', () => {
     });
 
     // A dry run records nothing, and says it would.
-    const dry = await eraseErin(fixture.database, fixture.dataDir, ['--dry-run']);
+    const dry = await eraseErin('--dry-run');
     expect(dry.status).toBe(0);
     expect(dry.stdout).toContain(
       "FINISHED AN EARLIER RUN: the dataset of task lost: its rewrite's record was lost (would be recorded)",
     );
     expect(await task()).toEqual(before);
 
-    const run = await eraseErin(fixture.database, fixture.dataDir);
+    const run = await eraseErin();
 
     expect(run.status).toBe(0);
     expect(run.stdout).toContain(
@@ -140,7 +145,7 @@ describe('Erasing an author after a lost commit', () => {
     writeFileSync(manifestPath, JSON.stringify({ ...manifest, replaces_sha256: 'f'.repeat(64) }));
     const files = [path(), manifestPath].map(fileState);
 
-    const run = await eraseErin(fixture.database, fixture.dataDir);
+    const run = await eraseErin();
 
     expect(run.status).toBe(1);
     expect(run.stdout).toContainEqual(
@@ -159,7 +164,7 @@ describe('Erasing an author after a lost commit', () => {
     writeFileSync(path(), Buffer.concat([edited, edited]));
     const files = [path(), manifestPathOf(path())].map(fileState);
 
-    const run = await eraseErin(fixture.database, fixture.dataDir);
+    const run = await eraseErin();
 
     expect(run.status).toBe(1);
     expect(run.stdout).toContainEqual(

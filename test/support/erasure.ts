@@ -1,10 +1,20 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { DataSource } from 'typeorm';
+import { Clock } from '../../src/common/clock/clock';
 import { runEraseAuthorCommand } from '../../src/modules/erasure/erase-author-command';
+import { parquetPathBeside } from '../../src/modules/tasks/dataset-parquet';
+import { DatasetParquetService } from '../../src/modules/tasks/dataset-parquet.service';
+import { datasetPath } from '../../src/modules/tasks/dataset-path';
+import { manifestPathOf } from '../../src/modules/tasks/dataset-writer';
+import { CompletedTask } from '../../src/modules/tasks/task.types';
+import { TaskLifecycleRepository } from '../../src/modules/tasks/task-lifecycle.repository';
 import { timeBucketId } from '../../src/network/protocol';
 import { ItemStoreRepository } from '../../src/network/stored/item-store.repository';
+import { compileFixture, insertExpiredTask, lifecycleReplica } from './expired-tasks';
 import { redditComment } from './items';
+import { testConfig } from './test-config';
 
 /** What an erasure command printed, and its exit status. */
 export interface CommandRun {
@@ -72,11 +82,6 @@ export function fileState(file: string): { sha256: string; mtimeMs: number } {
   return { sha256, mtimeMs: statSync(file).mtimeMs };
 }
 
-/** Runs the erasure command for Reddit's `erin` on `database` and DATA_DIR `dataDir`. */
-export function eraseErin(database: DataSource, dataDir: string, more: string[] = []) {
-  return eraseAuthor(database, dataDir, ['--source', 'reddit', '--username', 'erin', ...more]);
-}
-
 /**
  * Makes every commit that changed a row of `scraping_tasks` fail, at COMMIT (a deferred
  * constraint trigger): a commit lost after the work before it ran, as a dropped connection, an
@@ -102,4 +107,85 @@ export async function bytesOf(stream: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
+}
+
+/** When the erasure specs' tasks expire: their items are the minutes before. */
+export const T0 = Date.parse('2026-11-20T00:00:00Z');
+
+/** The uri of comment `n` of task `task`. */
+export const uriOf = (task: string, n: number) =>
+  `https://www.reddit.com/r/bitcoin/comments/abc/title/${task}${n}/`;
+
+/**
+ * An erasure spec's setup (compileFixture: a database of its own, a DATA_DIR per test) with what
+ * its tests share: completed tasks holding an author's rows, their files and rows, and the
+ * command run on them.
+ */
+export function erasureFixture(own: string) {
+  const fixture = compileFixture(own);
+  const now = () => new Date(T0 + 60_000);
+  afterEach(() => fixture.database.query('TRUNCATE stored_items, stored_bucket_fetches'));
+
+  const task = async (id: string) =>
+    (
+      await fixture.database.query<CompletedTask[]>('SELECT * FROM scraping_tasks WHERE id = $1', [
+        id,
+      ])
+    )[0];
+  const count = async (sql: string) =>
+    (await fixture.database.query<{ count: number }[]>(sql))[0].count;
+  const erase = (source: string, username: string, ...more: string[]) =>
+    eraseAuthor(fixture.database, fixture.dataDir, [
+      ...more,
+      '--source',
+      source,
+      '--username',
+      username,
+    ]);
+  return {
+    fixture,
+    now,
+    task,
+    count,
+    erase,
+    /** Runs the command for Reddit's `erin`, with the options `more`. */
+    eraseErin: (...more: string[]) => erase('reddit', 'erin', ...more),
+    /** Completes task `id`: four comments of dave's, those numbered `erins` given to `name`. */
+    async compiledTask(id: string, erins: number[], name = '@Erin '): Promise<CompletedTask> {
+      await insertExpiredTask(fixture.database, id, T0, 4, 60_000);
+      await giveItemsTo(
+        fixture.database,
+        id,
+        name,
+        erins.map((n) => uriOf(id, n)),
+      );
+      expect(
+        await lifecycleReplica(fixture.database, fixture.dataDir, now).service.compileExpired(),
+      ).toBe(1);
+      return task(id);
+    },
+    /** The rows of task `id`'s JSON lines file. */
+    lines: (id: string) =>
+      gunzipSync(readFileSync(datasetPath(fixture.dataDir, id)))
+        .toString('utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { username: string; uri: string }),
+    /** Task `id`'s three files: JSON lines, manifest, Parquet. */
+    filesOf: (id: string) => {
+      const path = datasetPath(fixture.dataDir, id);
+      return [path, manifestPathOf(path), parquetPathBeside(path)];
+    },
+    erinsItems: () =>
+      count(`SELECT count(*)::int AS count FROM task_items WHERE item->>'username' = '@Erin '`),
+    erinsStored: () =>
+      count(`SELECT count(*)::int AS count FROM stored_items WHERE username = 'erin'`),
+    /** A Parquet conversion of this DATA_DIR, on the specs' clock. */
+    parquetService: () =>
+      new DatasetParquetService(
+        new TaskLifecycleRepository(fixture.database),
+        { now } as Clock,
+        testConfig({ dataDir: fixture.dataDir }),
+      ),
+  };
 }

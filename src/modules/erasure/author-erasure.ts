@@ -15,8 +15,9 @@ export interface ErasureReport {
   datasets: DatasetErasureOutcome[];
   setAside: SetAsideErasureOutcome[];
   /**
-   * Tasks still compiling that held the author's items: a compile that read them before they
-   * were deleted writes them into its dataset, after this erasure looked at the datasets.
+   * Tasks of the author's source still compiling: a compile that read the author's items before
+   * they were deleted (by this run or an earlier one) writes them into its dataset, after this
+   * erasure looked at the datasets.
    */
   compiling: string[];
 }
@@ -43,9 +44,7 @@ export class AuthorErasure {
       ? await this.items.countInTasks(author)
       : await this.items.deleteInTasks(author);
     const isErased = isAuthorOf(author);
-    const { datasets, compiling } = await this.datasets.eraseAll(author.source, isErased, dryRun, [
-      ...taskItems.keys(),
-    ]);
+    const { datasets, compiling } = await this.datasets.eraseAll(author.source, isErased, dryRun);
     const setAside = await eraseFromSetAside(this.dataDir, isErased, dryRun);
     return {
       author,

@@ -56,10 +56,13 @@ export class AuthorItemsRepository {
 
   /**
    * The author's task items, by the rule the service reads authors by (isAuthorOf, authorKey):
-   * SQL finds those whose name, lower-cased, holds the author's (every item of the author's
-   * does, but for a name whose letters only JavaScript lowers to ASCII, as the Kelvin sign), and
-   * the rule decides among them. Two rules, one in SQL and one in code, had disagreed on
-   * names with a tab or two `@` (a review). Only the name is read, not the posts.
+   * SQL finds the candidates and the rule decides among them. Two rules, one in SQL and one in
+   * code, had disagreed on names with a tab or two `@` (a review). A candidate is a name that is
+   * the author's lower-cased, with nothing but other characters than a name's around it (blanks,
+   * `@`), or any name with a character beyond ASCII: Postgres' `lower()` follows the database's
+   * locale, and under `C` (the embedded Postgres') lowers ASCII only, where JavaScript lowers
+   * the Kelvin sign to `k` (the second review). The author's name holds nothing a pattern reads
+   * specially (`[a-z0-9_-]`, erasedAuthor). Only the name is read, not the posts.
    */
   private async itemsInTasks(author: ErasedAuthor): Promise<{ task_id: string; uri: string }[]> {
     const source = toSourceName(author.source);
@@ -70,7 +73,7 @@ export class AuthorItemsRepository {
          SELECT task_id, uri, CASE item->>'source' WHEN 'X' THEN item->'user'->>'username'
            ELSE item->>'username' END AS name
          FROM task_items WHERE item->>'source' = $1) AS named
-       WHERE strpos(lower(name), $2) > 0`,
+       WHERE lower(name) ~ ('^[^a-z0-9_-]*' || $2 || '[^a-z0-9_-]*$') OR name ~ '[^\\x01-\\x7f]'`,
       [source, author.username],
     );
     const isErased = isAuthorOf(author);

@@ -11,9 +11,10 @@ function erasureIncomplete(report: ErasureReport): boolean {
 }
 
 /**
- * The command's exit status: 1 when a place was not checked, 3 when a task compiling as it ran
- * held the author's items (its dataset may be recorded with them after the run: a runbook that
- * reads `$?` must not file the erasure as done; a review), 0 when it is all done.
+ * The command's exit status: 1 when a place was not checked, 3 when a task of the source was
+ * compiling as it ran (its compile may have read the author's items before they were deleted,
+ * and record them in its dataset after the run: a runbook that reads `$?` must not file the
+ * erasure as done; a review), 0 when it is all done.
  */
 export function erasureStatus(report: ErasureReport): number {
   if (erasureIncomplete(report)) return 1;
@@ -73,14 +74,15 @@ function stillToDo(report: ErasureReport): string[] {
   if (erasureIncomplete(report))
     lines.push(
       '- look at what was NOT CHECKED (each line says why): a file not as its task records it is ' +
-        'not served (503) and may hold the rows; one that changed or failed as it was rewritten ' +
-        'is as it was: run the command again',
+        'not served (503) and may hold the rows; one busy, changed or failed as it was ' +
+        'rewritten: run the command again (a rewrite whose record was lost answers 503 until ' +
+        'the next run finishes it)',
     );
   if (report.compiling.length > 0)
     lines.push(
-      `- tasks compiling held the author's items (${report.compiling.join(', ')}): run the ` +
-        'command again once they have completed, as their compile may have read them first ' +
-        '(exit status 3)',
+      `- tasks compiling as it ran (${report.compiling.join(', ')}): run the command again once ` +
+        "they have completed, as their compile may have read the author's items before they " +
+        'were deleted (exit status 3)',
     );
   lines.push(
     '- backups: every backup of the database or of DATA_DIR made before now still holds the ' +

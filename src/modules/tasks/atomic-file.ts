@@ -27,7 +27,7 @@ export class WriteStopped extends Error {
  * leave the path as it is. A compile holds its task row's lock around it and refuses once the
  * task is no longer `compiling` (TaskCompiler). `written` is the file about to be renamed (its
  * size and SHA-256, and what its writer adds): an erasure records it in the transaction that
- * renames it (AuthorErasure), so that no reader sees the file without its record.
+ * renames it (DatasetErasure), so that no reader sees the file without its record.
  */
 export type RenameWith<T = WrittenFile> = (
   rename: () => Promise<void>,

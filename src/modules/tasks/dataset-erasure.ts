@@ -46,7 +46,7 @@ export type DatasetErasureOutcome = {
 /** An earlier erasure's file whose record was lost: its size, SHA-256 and state (fileStateOf). */
 type EarlierRewrite = { bytes: number; sha256: string; identity: string };
 
-/** The datasets an erasure went through, and the tasks still compiling that held its items. */
+/** The datasets an erasure went through, and the tasks of the source still compiling. */
 export interface DatasetsErasure {
   datasets: DatasetErasureOutcome[];
   compiling: string[];
@@ -75,22 +75,19 @@ export class DatasetErasure {
   /**
    * Erases from every completed dataset of `source`, twice: once, then again for the tasks
    * completed meanwhile, by compiles that may have read the erased items before they were
-   * deleted. `compiling`: those of `taskIdsOfItems` (the tasks that held them) still compiling
-   * between the passes: a task reported then may complete right after (the report says to run
-   * again), and one completed before it is in the second pass.
+   * deleted. `compiling`: the source's tasks still compiling between the passes, each of which
+   * may have read the erased items before they were deleted, by this run or an earlier one: a
+   * task reported then may complete right after (the report says to run again), and one
+   * completed before it is in the second pass. Every one of them, not only those whose items
+   * this run deleted: a second run found none left to delete, and said nothing of a compile the
+   * first had named (the second review).
    */
-  async eraseAll(
-    source: Source,
-    isErased: ErasedRow,
-    dryRun: boolean,
-    taskIdsOfItems: readonly string[],
-  ): Promise<DatasetsErasure> {
+  async eraseAll(source: Source, isErased: ErasedRow, dryRun: boolean): Promise<DatasetsErasure> {
     const datasets: DatasetErasureOutcome[] = [];
     await this.erasePass(source, isErased, dryRun, datasets);
-    const states = await this.records.statesOf(taskIdsOfItems);
-    const compiling = [...states].filter(([, state]) => state === 'compiling').map(([id]) => id);
+    const compiling = await this.records.compilingTasks(source);
     await this.erasePass(source, isErased, dryRun, datasets);
-    return { datasets, compiling: compiling.sort() };
+    return { datasets, compiling };
   }
 
   /**

@@ -188,6 +188,32 @@ describe(DatasetParquetService.name, () => {
     expect(await service.ensure(task)).not.toBeNull();
   });
 
+  // An erasure's commit lost after its rename: the old record, another file in its place.
+  it("renames and records nothing when another file took the dataset file's place during the conversion", async () => {
+    const task = await completedTask('sub');
+    const original = readFileSync(task.dataset_file);
+    const lockTask = (_id: string, work: (lock: TaskLock) => Promise<unknown>) => {
+      writeFileSync(task.dataset_file, gzipSync('{"source":"REDDIT"}\n'));
+      return work({ state: 'completed', datasetSha256: task.dataset_sha256 } as TaskLock);
+    };
+    const replaced = new DatasetParquetService(
+      { recordParquet: recorded, lockTask } as unknown as TaskLifecycleRepository,
+      { now: () => now } as Clock,
+      testConfig({ dataDir }),
+    );
+
+    expect(await replaced.ensure(task)).toBeNull();
+    expect(existsSync(join(directory, 'sub.parquet'))).toBe(false);
+    expect(recorded).not.toHaveBeenCalled();
+    expect(logged.log.mock.calls).toEqual([
+      [
+        { task_id: 'sub' },
+        'task sub: Parquet file given up: the dataset file was replaced meanwhile',
+      ],
+    ]);
+    writeFileSync(task.dataset_file, original);
+  });
+
   it("keeps one task's failed conversion standing for the hour when another task's fails after it", async () => {
     const first = await completedTask('first');
     const second = await completedTask('second');

@@ -5,6 +5,7 @@ import { SingleFlight } from '../../common/single-flight';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { RenameRefused, RenameWith, WriteStopped } from './atomic-file';
+import { stateAt } from './complete-dataset';
 import {
   hasCurrentParquet,
   parquetMetadata,
@@ -156,7 +157,9 @@ export class DatasetParquetService implements OnModuleDestroy {
    */
   private async convert(task: CompletedTask, why: string): Promise<RecordedParquetFile | null> {
     let parquet: ParquetFile;
-    const renameWith = this.renameWhileCompleted(task);
+    // The JSON lines file as the conversion found it, before reading it (renameWhileCompleted).
+    const converted = await stateAt(task.dataset_file);
+    const renameWith = this.renameWhileCompleted(task, converted);
     try {
       parquet = await this.write(
         task,
@@ -210,14 +213,20 @@ export class DatasetParquetService implements OnModuleDestroy {
    * removals"). Refused unless the task is `completed`, the only state a conversion is for, and
    * still records the JSON lines file the conversion read: an author's erasure rewrites it under
    * the same lock, and a Parquet file of the old rows renamed after it would bring them back.
+   * Refused too when another file has taken the JSON lines file's place since the conversion
+   * began (`converted`, its fileStateOf): an erasure whose commit was lost after its rename
+   * leaves the old record with the new file, and the conversion's manifest, written over the
+   * erasure's, took away what lets the next run finish it (a review).
    */
-  private renameWhileCompleted(task: CompletedTask): RenameWith {
+  private renameWhileCompleted(task: CompletedTask, converted: string | undefined): RenameWith {
     return (rename) =>
       this.repository.lockTask(task.id, async (lock) => {
         if (lock.state !== 'completed')
           throw new RenameRefused(`the task is ${lock.state ?? 'gone'}, not completed`);
         if (lock.datasetSha256 !== task.dataset_sha256)
           throw new RenameRefused('the dataset was rewritten meanwhile');
+        if ((await stateAt(task.dataset_file)) !== converted)
+          throw new RenameRefused('the dataset file was replaced meanwhile');
         await rename();
       });
   }

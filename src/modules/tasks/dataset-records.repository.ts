@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import { Source } from '../../common/source';
 import { affectedCount } from '../../database/returning-rows';
 import { JsonLinesFile } from './dataset-writer';
-import { CompletedTask, TaskState } from './task.types';
+import { CompletedTask } from './task.types';
 import { lockTaskRow, TaskLock } from './task-row-lock';
 
 /**
@@ -51,13 +51,13 @@ export class DatasetRecordsRepository {
     );
   }
 
-  /** The state of each of the tasks `ids` there is, by id. */
-  async statesOf(ids: readonly string[]): Promise<Map<string, TaskState>> {
-    const rows = await this.dataSource.query<{ id: string; state: TaskState }[]>(
-      'SELECT id, state FROM scraping_tasks WHERE id = ANY($1::varchar[])',
-      [ids],
+  /** The ids of the tasks of `platform` compiling now, in order. */
+  async compilingTasks(platform: Source): Promise<string[]> {
+    const rows = await this.dataSource.query<{ id: string }[]>(
+      `SELECT id FROM scraping_tasks WHERE platform = $1 AND state = 'compiling' ORDER BY id`,
+      [platform],
     );
-    return new Map(rows.map((row) => [row.id, row.state]));
+    return rows.map((row) => row.id);
   }
 
   /**

@@ -28,7 +28,7 @@ const SET_ASIDE_JSONL = /^(.+)\.jsonl\.gz\.replaced-(\d{8}T\d{6}Z)(?:-[0-9a-f]{8
  * never written. Removed rather than rewritten: a copy is a dataset no task records, kept for an
  * operator to look at or put back by hand, and one rewritten would no longer be the file its
  * manifest copy describes, nor the one its Parquet copy was made from (docs/decisions.md,
- * "Personal data").
+ * "An author's erasure").
  */
 export async function eraseFromSetAside(
   dataDir: string,

@@ -27,8 +27,11 @@ export function lockTaskRow<T>(
   lockTimeoutMs?: number,
 ): Promise<T> {
   return dataSource.transaction(async (manager) => {
+    // set_config(…, true) is SET LOCAL with the value a parameter, not text in the statement.
     if (lockTimeoutMs !== undefined)
-      await manager.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(lockTimeoutMs))}`);
+      await manager.query("SELECT set_config('lock_timeout', $1, true)", [
+        `${Math.max(1, Math.round(lockTimeoutMs))}ms`,
+      ]);
     const [row] = await manager.query<{ state: TaskState; dataset_sha256: string | null }[]>(
       'SELECT state, dataset_sha256 FROM scraping_tasks WHERE id = $1 FOR UPDATE',
       [taskId],
