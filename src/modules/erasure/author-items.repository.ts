@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { returningRows } from '../../database/returning-rows';
 import { toSourceId, toSourceName } from '../../network/sources';
-import { ErasedAuthor, isAuthorOf } from './erased-author';
+import { ErasedAuthor, isAuthorName } from './erased-author';
 
 /** An author's items in one task (task_items), by task id. */
 export type TaskItemCounts = Map<string, number>;
@@ -55,7 +55,7 @@ export class AuthorItemsRepository {
   }
 
   /**
-   * The author's task items, by the rule the service reads authors by (isAuthorOf, authorKey):
+   * The author's task items, by the rule the service reads authors by (isAuthorName, authorKey):
    * SQL finds the candidates and the rule decides among them. Two rules, one in SQL and one in
    * code, had disagreed on names with a tab or two `@` (a review). A candidate is a name that is
    * the author's lower-cased, with nothing but other characters than a name's around it (blanks,
@@ -76,10 +76,7 @@ export class AuthorItemsRepository {
        WHERE lower(name) ~ ('^[^a-z0-9_-]*' || $2 || '[^a-z0-9_-]*$') OR name ~ '[^\\x01-\\x7f]'`,
       [source, author.username],
     );
-    const isErased = isAuthorOf(author);
-    return candidates.filter(({ name }) =>
-      isErased(source === 'X' ? { source, user: { username: name } } : { source, username: name }),
-    );
+    return candidates.filter(({ name }) => isAuthorName(author, name));
   }
 }
 

@@ -46,6 +46,11 @@ export function isAuthorOf(author: ErasedAuthor): (item: unknown) => boolean {
     const row = item as { source?: unknown; user?: { username?: unknown }; username?: unknown };
     if (row?.source !== source) return false;
     const name = source === 'X' ? row.user?.username : row.username;
-    return typeof name === 'string' && authorKey(name) === author.username;
+    return typeof name === 'string' && isAuthorName(author, name);
   };
+}
+
+/** Whether a record's author name (X's `user.username`, Reddit's `username`) is the author's. */
+export function isAuthorName(author: ErasedAuthor, name: string): boolean {
+  return authorKey(name) === author.username;
 }

@@ -1,16 +1,19 @@
-import { readFile, rm, stat } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { errorCode } from '../../common/files/error-code';
 import { setAside } from './atomic-file';
 import { parquetPathBeside } from './dataset-parquet';
-import { DatasetManifest, howFileDiffers, manifestPathOf } from './dataset-writer';
+import { howFileDiffers, manifestPathOf, readManifest } from './dataset-writer';
 import { fileStateOf } from './verified-files';
 
 /** A complete dataset found at a task's path: what its manifest says, and which file it is. */
 export interface VouchedDataset {
   rows: number | undefined;
+  bytes: number;
   sha256: string;
+  /** The recorded file an erasure's rewrite replaced (the manifest's `replaces_sha256`). */
+  replacesSha256: string | undefined;
   /** The JSON lines file's state when it was hashed (fileStateOf). */
   identity: string;
 }
@@ -54,12 +57,7 @@ export async function vouchedDataset(
   taskId: string,
   path: string,
 ): Promise<VouchedDataset | undefined> {
-  let manifest: Partial<DatasetManifest> | undefined;
-  try {
-    manifest = JSON.parse(await readFile(manifestPathOf(path), 'utf8')) as Partial<DatasetManifest>;
-  } catch {
-    return undefined;
-  }
+  const manifest = await readManifest(path);
   const identity = await stateAt(path);
   if (
     identity === undefined ||
@@ -71,7 +69,13 @@ export async function vouchedDataset(
     (await stateAt(path)) !== identity
   )
     return undefined;
-  return { rows: manifest.rows, sha256: manifest.sha256, identity };
+  return {
+    rows: manifest.rows,
+    bytes: manifest.bytes,
+    sha256: manifest.sha256,
+    replacesSha256: manifest.replaces_sha256,
+    identity,
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { Source } from '../../common/source';
 import { RenameRefused } from './atomic-file';
-import { stateAt, vouchedDataset } from './complete-dataset';
+import { stateAt, VouchedDataset, vouchedDataset } from './complete-dataset';
 import { parquetPathBeside } from './dataset-parquet';
 import { datasetFileHere } from './dataset-path';
 import { DatasetRecordsRepository } from './dataset-records.repository';
@@ -10,7 +10,6 @@ import {
   DatasetRow,
   howFileDiffers,
   JsonLinesFile,
-  readManifest,
   writeJsonLines,
   writeManifest,
 } from './dataset-writer';
@@ -42,9 +41,6 @@ export type DatasetErasureOutcome = {
    */
   | { outcome: 'not-checked'; why: string }
 );
-
-/** An earlier erasure's file whose record was lost: its size, SHA-256 and state (fileStateOf). */
-type EarlierRewrite = { bytes: number; sha256: string; identity: string };
 
 /** The datasets an erasure went through, and the tasks of the source still compiling. */
 export interface DatasetsErasure {
@@ -180,13 +176,9 @@ export class DatasetErasure {
   private async earlierRewrite(
     task: CompletedTask,
     path: string,
-  ): Promise<EarlierRewrite | undefined> {
-    const manifest = await readManifest(path);
-    if (manifest?.replaces_sha256 !== task.dataset_sha256 || typeof manifest.bytes !== 'number')
-      return undefined;
+  ): Promise<VouchedDataset | undefined> {
     const vouched = await vouchedDataset(task.id, path);
-    if (vouched === undefined || vouched.sha256 !== manifest.sha256) return undefined;
-    return { bytes: manifest.bytes, sha256: vouched.sha256, identity: vouched.identity };
+    return vouched?.replacesSha256 === task.dataset_sha256 ? vouched : undefined;
   }
 
   /**
@@ -198,7 +190,7 @@ export class DatasetErasure {
   private async finishEarlier(
     task: CompletedTask,
     path: string,
-    earlier: EarlierRewrite,
+    earlier: VouchedDataset,
     isErased: ErasedRow,
     dryRun: boolean,
   ): Promise<DatasetErasureOutcome> {

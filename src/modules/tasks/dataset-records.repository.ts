@@ -5,6 +5,10 @@ import { JsonLinesFile } from './dataset-writer';
 import { CompletedTask } from './task.types';
 import { lockTaskRow, TaskLock } from './task-row-lock';
 
+/** A completed task that records a dataset an erasure can read: its file and its hash. */
+const RECORDS_A_DATASET =
+  "state = 'completed' AND dataset_file IS NOT NULL AND dataset_sha256 IS NOT NULL";
+
 /**
  * What completed tasks record of their datasets, read and rewritten after their compile: an
  * author's erasure (DatasetErasure) finds the datasets of a platform and records the one it
@@ -17,9 +21,7 @@ export class DatasetRecordsRepository {
   /** The task `id` as it is now, when it is completed and records a dataset. */
   async completedDataset(id: string): Promise<CompletedTask | undefined> {
     const [task] = await this.dataSource.query<CompletedTask[]>(
-      `SELECT * FROM scraping_tasks
-       WHERE id = $1 AND state = 'completed' AND dataset_file IS NOT NULL
-         AND dataset_sha256 IS NOT NULL`,
+      `SELECT * FROM scraping_tasks WHERE id = $1 AND ${RECORDS_A_DATASET}`,
       [id],
     );
     return task;
@@ -43,9 +45,7 @@ export class DatasetRecordsRepository {
   /** The completed tasks of `platform` that record a dataset, oldest completed first. */
   completedDatasets(platform: Source): Promise<CompletedTask[]> {
     return this.dataSource.query(
-      `SELECT * FROM scraping_tasks
-       WHERE platform = $1 AND state = 'completed' AND dataset_file IS NOT NULL
-         AND dataset_sha256 IS NOT NULL
+      `SELECT * FROM scraping_tasks WHERE platform = $1 AND ${RECORDS_A_DATASET}
        ORDER BY completed_at NULLS FIRST, id`,
       [platform],
     );
