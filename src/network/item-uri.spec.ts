@@ -1,4 +1,10 @@
-import { canonicalItem, canonicalUri, itemKey } from './item-uri';
+import {
+  canonicalItem,
+  canonicalUri,
+  itemKey,
+  MAX_AUTHOR_LENGTH,
+  MAX_URI_LENGTH,
+} from './item-uri';
 import { DataItem, RedditItem, XItem } from './protocol';
 
 const xItem = (uri: string, id = '12', username = 'Alice') =>
@@ -12,6 +18,7 @@ const redditItem = (uri: string, id = 't3_abc', dataType = 'post') =>
     id,
     dataType,
     communityName: 'r/Bitcoin',
+    username: 'satoshi',
   }) as unknown as RedditItem;
 
 /** Whether canonicalUri accepts the item's uri as naming it. */
@@ -75,6 +82,22 @@ describe('canonicalUri: which uris name their item', () => {
       expect([bad, uriAgrees(redditItem(bad))]).toEqual([bad, false]);
     expect(uriAgrees(redditItem(comment, 't1_abc', 'comment'))).toBe(false);
     expect(uriAgrees({ ...redditItem(post), url: 'https://www.reddit.com/' })).toBe(false);
+  });
+
+  // Keys of btree indexes, whose entries Postgres caps at 2,704 bytes: one longer failed a batch.
+  it('refuses a Reddit uri longer than MAX_URI_LENGTH, and a longer author name', () => {
+    const uriOf = (length: number) => {
+      const start = 'https://www.reddit.com/r/Bitcoin/comments/abc/';
+      return `${start}${'a'.repeat(length - start.length - 1)}/`;
+    };
+    expect(uriOf(MAX_URI_LENGTH)).toHaveLength(MAX_URI_LENGTH);
+    expect(canonicalUri(redditItem(uriOf(MAX_URI_LENGTH)))).toBe(uriOf(MAX_URI_LENGTH));
+    expect(canonicalUri(redditItem(uriOf(MAX_URI_LENGTH + 1)))).toBeUndefined();
+    expect(canonicalUri(redditItem(uriOf(4_000)))).toBeUndefined();
+
+    const named = (username: string) => ({ ...redditItem(uriOf(100)), username });
+    expect(canonicalItem(named('a'.repeat(MAX_AUTHOR_LENGTH)))).toBeDefined();
+    expect(canonicalItem(named('a'.repeat(MAX_AUTHOR_LENGTH + 1)))).toBeUndefined();
   });
 });
 

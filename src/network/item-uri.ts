@@ -28,10 +28,25 @@ export function canonicalUri(item: DataItem): string | undefined {
   return item.source === 'X' ? xUri(url, item.user.username, item.tweet.id) : redditUri(url, item);
 }
 
-/** The item with its uri (and a Reddit item's url) in canonical form; undefined if it disagrees. */
+/**
+ * The longest uri kept, and the longest Reddit author name. Both are keys of btree indexes (the
+ * item store's, a task's items), whose entries Postgres caps at 2,704 bytes: one longer key
+ * failed the whole statement, and every other item of a stored fetch or a task's collection with
+ * it (an audit's finding). Reddit's own addresses stay under 200 characters (a subreddit of at
+ * most 21, ids of 7 to 10, a title slug Reddit cuts near 50) and its names under 21; an X uri and
+ * handle are bounded by their shape (X_STATUS_PATH).
+ */
+export const MAX_URI_LENGTH = 512;
+export const MAX_AUTHOR_LENGTH = 64;
+
+/**
+ * The item with its uri (and a Reddit item's url) in canonical form; undefined if it disagrees,
+ * or when a Reddit author's name is longer than any Reddit gives (MAX_AUTHOR_LENGTH).
+ */
 export function canonicalItem<T extends DataItem>(item: T): T | undefined {
   const uri = canonicalUri(item);
   if (uri === undefined) return undefined;
+  if (item.source === 'REDDIT' && item.username.length > MAX_AUTHOR_LENGTH) return undefined;
   if (uri === item.uri) return item;
   return item.source === 'X' ? { ...item, uri } : { ...item, uri, url: uri };
 }
@@ -82,5 +97,7 @@ function redditUri(url: URL, item: Extract<DataItem, { source: 'REDDIT' }>): str
   const id = redditShortId(item.id);
   const named = item.dataType === 'post' ? postId === id : rest.includes(id);
   if (!named || segments.some((segment) => !/^[\w%.~-]+$/.test(segment))) return undefined;
-  return `https://www.reddit.com/${segments.join('/')}/`;
+  // ASCII by the pattern above: its length is its size in bytes.
+  const canonical = `https://www.reddit.com/${segments.join('/')}/`;
+  return canonical.length <= MAX_URI_LENGTH ? canonical : undefined;
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { generateCorpus } from '../../src/devnet/corpus';
 import {
@@ -356,6 +357,18 @@ describe(ItemStoreRepository.name, () => {
     expect(await uris({ source: 1 })).toEqual([]);
     const [fetch] = await store.fetches(2, ['#a'], DAY_BUCKET, DAY_BUCKET);
     expect(fetch.itemCount).toBe(1);
+  });
+
+  // A uri is a key of the store's btree indexes, whose entries Postgres caps at 2,704 bytes, and
+  // so is a Reddit author's name: one longer failed the statement, and the delivery with it.
+  it("stores a delivery's items beside Reddit items whose uri or author no index could hold", async () => {
+    const slug = randomBytes(2_000).toString('hex'); // random: Postgres cannot compress it
+    const long = `https://www.reddit.com/r/a/comments/r7/${slug}/`;
+    const longUri = { ...redditPost('r7', 7, 'r/a'), uri: long, url: long };
+    const longAuthor = { ...redditPost('r8', 8, 'r/a'), username: slug };
+    await store.save(delivery('hotkey-1', [redditPost('r9', 9, 'r/a'), longUri, longAuthor]));
+
+    expect(await uris({ source: 1 })).toEqual(['https://www.reddit.com/r/a/comments/r9/']);
   });
 
   it('stores one post under its canonical uri however miners spell it', async () => {

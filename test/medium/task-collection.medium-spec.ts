@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { NO_PROGRESS } from '../../src/modules/tasks/collection-paging';
 import { TaskLifecycleRepository } from '../../src/modules/tasks/task-lifecycle.repository';
@@ -81,5 +82,23 @@ describe('TaskLifecycleRepository collecting', () => {
       `SELECT items_collected FROM scraping_tasks WHERE id = 'window'`,
     );
     expect(task.items_collected).toBe(3);
+  });
+
+  // A uri is a key of task_items' btree indexes, whose entries Postgres caps at 2,704 bytes: one
+  // miner's item with a longer one failed the statement, and the collection stored nothing.
+  it("stores a collection's items beside a Reddit item whose uri no index could hold", async () => {
+    await insert('long-uri', null, null);
+    const honest = comment(1, at(1));
+    // Random, so that Postgres cannot compress it under the cap.
+    const slug = randomBytes(2_000).toString('hex');
+    const uri = `https://www.reddit.com/r/bitcoin/comments/abc/${slug}/c2/`;
+    const hostile = { ...comment(2, at(1)), uri, url: uri };
+
+    await repository.addItems('long-uri', [honest, hostile], NO_PROGRESS, at(2));
+
+    const rows = await database.query<{ uri: string }[]>(
+      `SELECT uri FROM task_items WHERE task_id = 'long-uri'`,
+    );
+    expect(rows.map((row) => row.uri)).toEqual([honest.uri]);
   });
 });
