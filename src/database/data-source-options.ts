@@ -40,6 +40,7 @@ import { TaskItemsOrderIndex1764970000000 } from './migrations/1764970000000-Tas
 import { TaskListOrderIndexes1764980000000 } from './migrations/1764980000000-TaskListOrderIndexes';
 import { LabelIdsCycle1764990000000 } from './migrations/1764990000000-LabelIdsCycle';
 import { StoredItemsLabelKey1765000000000 } from './migrations/1765000000000-StoredItemsLabelKey';
+import { DatasetWrittenAt1765010000000 } from './migrations/1765010000000-DatasetWrittenAt';
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,
@@ -80,6 +81,7 @@ export const MIGRATIONS = [
   TaskListOrderIndexes1764980000000,
   LabelIdsCycle1764990000000,
   StoredItemsLabelKey1765000000000,
+  DatasetWrittenAt1765010000000,
 ];
 
 /**

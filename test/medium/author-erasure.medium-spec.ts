@@ -8,11 +8,11 @@ import { parquetPathBeside } from '../../src/modules/tasks/dataset-parquet';
 import { datasetPath, datasetsDirectory } from '../../src/modules/tasks/dataset-path';
 import { DatasetManifest, manifestPathOf } from '../../src/modules/tasks/dataset-writer';
 import { TasksService } from '../../src/modules/tasks/tasks.service';
-import { DatasetErasure } from '../../src/modules/tasks/dataset-erasure';
+import { DatasetErasure, ERASURE_LOCK_TIMEOUT_MS } from '../../src/modules/tasks/dataset-erasure';
 import { DatasetRecordsRepository } from '../../src/modules/tasks/dataset-records.repository';
 import { AuthorErasure } from '../../src/modules/erasure/author-erasure';
 import { AuthorItemsRepository } from '../../src/modules/erasure/author-items.repository';
-import { erasedAuthor } from '../../src/modules/erasure/erased-author';
+import { erasedAuthor, isAuthorOf } from '../../src/modules/erasure/erased-author';
 import { Source } from '../../src/common/source';
 import { insertExpiredTask } from '../support/expired-tasks';
 import {
@@ -269,6 +269,87 @@ describe('Erasing an author', () => {
       `SELECT item->>'username' AS username FROM task_items WHERE task_id = 'open' ORDER BY uri`,
     );
     expect(left.map((row) => row.username)).toEqual(['dave', '@@erin']);
+  });
+
+  /** The dataset downloads of a replica whose clock says `at`. */
+  const downloadAt = (at: () => Date) =>
+    new DatasetDownloadService(
+      { find: (id: string) => task(id) } as unknown as TasksService,
+      parquetService(),
+      { now: at } as Clock,
+      testConfig({ dataDir: fixture.dataDir }),
+    );
+
+  // Its completion is kept (completed_after polls read it), but its Last-Modified moves with its
+  // bytes (dataset_written_at): a client revalidating by date alone, not by ETag, kept the copy
+  // holding the author's rows (a 304).
+  it("answers an If-Modified-Since of the JSON lines file's old date with the new file, and one of a dataset without the author 304", async () => {
+    const before = await compiledTask('mixed', [1]);
+    await compiledTask('other', []);
+    const download = downloadAt(() => new Date());
+    const old = await download.open('mixed', 'jsonl', {}, true);
+    const otherOld = await download.open('other', 'jsonl', {}, true);
+    expect(old.lastModified).toEqual(
+      new Date(Math.floor(before.completed_at!.getTime() / 1000) * 1000),
+    );
+
+    expect((await eraseErin()).status).toBe(0);
+
+    const after = await download.open('mixed', 'jsonl', {
+      ifModifiedSince: old.lastModified!.toUTCString(),
+    });
+    if (after.status !== 200) throw new Error(`answered ${after.status}, not the new file`);
+    const recorded = await task('mixed');
+    expect(recorded.completed_at).toEqual(before.completed_at);
+    expect(after.lastModified!.getTime()).toBeGreaterThan(old.lastModified!.getTime());
+    const fresh = await bytesOf(after.file.getStream());
+    expect(createHash('sha256').update(fresh).digest('hex')).toBe(recorded.dataset_sha256);
+    expect(recorded.dataset_sha256).not.toBe(before.dataset_sha256);
+    // The new date answers 304 from then on.
+    expect(
+      (
+        await download.open('mixed', 'jsonl', {
+          ifModifiedSince: after.lastModified!.toUTCString(),
+        })
+      ).status,
+    ).toBe(304);
+
+    // Only read: its date stays, and so does the client's copy.
+    const other = await download.open('other', 'jsonl', {
+      ifModifiedSince: otherOld.lastModified!.toUTCString(),
+    });
+    expect(other).toEqual({
+      status: 304,
+      sha256: otherOld.sha256,
+      lastModified: otherOld.lastModified,
+    });
+  });
+
+  it('dates the rewritten JSON lines file the second after the one it replaced, from a command whose clock is behind', async () => {
+    const before = await compiledTask('mixed', [0]);
+    const download = downloadAt(() => new Date(T0 + 3_600_000));
+    const old = await download.open('mixed', 'jsonl', {}, true);
+    // The command's clock says T0, a minute behind the replica that completed the task.
+    const erasure = new DatasetErasure(
+      new DatasetRecordsRepository(fixture.database),
+      fixture.dataDir,
+      ERASURE_LOCK_TIMEOUT_MS,
+      { now: () => new Date(T0) },
+    );
+
+    const outcome = await erasure.eraseFrom(
+      before,
+      isAuthorOf(erasedAuthor('reddit', 'erin')),
+      false,
+    );
+
+    expect(outcome).toMatchObject({ outcome: 'rewritten', removed: 1 });
+    const after = await download.open('mixed', 'jsonl', {
+      ifModifiedSince: old.lastModified!.toUTCString(),
+    });
+    if (after.status !== 200) throw new Error(`answered ${after.status}, not the new file`);
+    await bytesOf(after.file.getStream());
+    expect(after.lastModified).toEqual(new Date(old.lastModified!.getTime() + 1000));
   });
 
   // Its Last-Modified moves with its bytes (recordParquet): the old time is kept to build on.

@@ -1,10 +1,11 @@
 import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
+import { Clock } from '../../common/clock/clock';
 import { AppConfig } from '../../config/app-config';
 import { commandLineConfig } from '../../config/command-line-config';
 import { loadEnvFile } from '../../config/env-file';
 import { buildDataSourceOptions } from '../../database/data-source-options';
-import { DatasetErasure } from '../tasks/dataset-erasure';
+import { DatasetErasure, ERASURE_LOCK_TIMEOUT_MS } from '../tasks/dataset-erasure';
 import { DatasetRecordsRepository } from '../tasks/dataset-records.repository';
 import { AuthorErasure } from './author-erasure';
 import { AuthorItemsRepository } from './author-items.repository';
@@ -94,7 +95,12 @@ export async function runEraseAuthorCommand(
     await dataSource.initialize();
     const erasure = new AuthorErasure(
       new AuthorItemsRepository(dataSource),
-      new DatasetErasure(new DatasetRecordsRepository(dataSource), config.dataDir),
+      new DatasetErasure(
+        new DatasetRecordsRepository(dataSource),
+        config.dataDir,
+        ERASURE_LOCK_TIMEOUT_MS,
+        new Clock(config.clockSimulation),
+      ),
       config.dataDir,
     );
     const report = await erasure.erase(request.author, request.dryRun);

@@ -82,6 +82,8 @@ describe(DatasetDownloadService.name, () => {
       dataset_file: jsonl.file,
       dataset_bytes: String(jsonl.bytes),
       dataset_sha256: jsonl.sha256,
+      // Recorded by a release before migration 1765010000000: the completion is its time.
+      dataset_written_at: null,
     } as CompletedTask;
     parquetWrittenAt = PARQUET_WRITTEN_AT;
     service = new DatasetDownloadService(
@@ -336,6 +338,20 @@ describe(DatasetDownloadService.name, () => {
         ).toEqual(new Date(second));
       },
     );
+
+    // An author's erasure wrote it again without the author's rows, and kept the completion.
+    it('says when the JSON lines file was written again, not the completion, once the task records it', async () => {
+      task.dataset_written_at = new Date('2026-12-02T09:30:00.700Z');
+      expect((await service.open('btc', 'jsonl')).lastModified).toEqual(
+        new Date('2026-12-02T09:30:00Z'),
+      );
+      // A client holding the file sent with the completion's date gets the new one.
+      expect(await status('jsonl', { ifModifiedSince: 'Tue, 01 Dec 2026 10:20:30 GMT' })).toBe(200);
+      expect(await status('jsonl', { ifModifiedSince: 'Wed, 02 Dec 2026 09:30:00 GMT' })).toBe(304);
+      expect(await status('jsonl', { ifUnmodifiedSince: 'Tue, 01 Dec 2026 10:20:30 GMT' })).toBe(
+        412,
+      );
+    });
 
     it('says none when the task records no time, and then ignores the date conditions', async () => {
       task.completed_at = null;

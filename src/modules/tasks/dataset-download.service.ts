@@ -151,15 +151,16 @@ export class DatasetDownloadService {
       );
     }
     // Every format is made from the JSON lines file: without it (or with it cut short), none can
-    // be served. It was written by the compile that completed the task: its Last-Modified is the
-    // time the task records, the same on every replica (the file's mtime is this disk's, and a
-    // copy or a restore moves it). Read by its name under this server's DATA_DIR: the directory
-    // recorded is the compiling replica's.
+    // be served. Its Last-Modified is the time the task records, the same on every replica (the
+    // file's mtime is this disk's, and a copy or a restore moves it): `dataset_written_at`, set
+    // by the compile that completed the task and moved by an author's erasure that wrote it
+    // again, or `completed_at` for a file a release before that column recorded. Read by its
+    // name under this server's DATA_DIR: the directory recorded is the compiling replica's.
     const jsonl = {
       file: datasetFileHere(this.config.dataDir, task.dataset_file),
       bytes: Number(task.dataset_bytes),
       sha256: task.dataset_sha256,
-      writtenAt: task.completed_at,
+      writtenAt: task.dataset_written_at ?? task.completed_at,
     };
     await this.checkSize(jsonl, id);
     const served = format === 'parquet' ? await this.parquetOf(task, id) : jsonl;

@@ -1,4 +1,5 @@
 import { rm } from 'node:fs/promises';
+import { Clock } from '../../common/clock/clock';
 import { Source } from '../../common/source';
 import { RenameRefused } from './atomic-file';
 import { stateAt, VouchedDataset, vouchedDataset } from './complete-dataset';
@@ -66,6 +67,8 @@ export class DatasetErasure {
     private readonly records: DatasetRecordsRepository,
     private readonly dataDir: string,
     private readonly lockTimeoutMs = ERASURE_LOCK_TIMEOUT_MS,
+    /** When a rewritten file is recorded as written (recordRewritten): the command's clock. */
+    private readonly clock: Pick<Clock, 'now'> = new Clock(),
   ) {}
 
   /**
@@ -145,7 +148,15 @@ export class DatasetErasure {
             throw new RenameRefused('the dataset changed while it was rewritten');
           // Recorded first, committed with the rename below: a failure before the commit
           // leaves the record as it was, and the old file in place.
-          if (!(await this.records.recordRewritten(taskId, task.dataset_sha256, written, lock)))
+          if (
+            !(await this.records.recordRewritten(
+              taskId,
+              task.dataset_sha256,
+              written,
+              this.clock.now(),
+              lock,
+            ))
+          )
             throw new RenameRefused('the dataset changed while it was rewritten');
           // The manifest says when the dataset was compiled, as a conversion's rewrite does, and
           // which file the new one replaces: a commit lost after the rename below leaves the
@@ -215,7 +226,13 @@ export class DatasetErasure {
         lock.state !== 'completed' ||
         lock.datasetSha256 !== task.dataset_sha256 ||
         (await stateAt(path)) !== earlier.identity ||
-        !(await this.records.recordRewritten(taskId, task.dataset_sha256, file, lock))
+        !(await this.records.recordRewritten(
+          taskId,
+          task.dataset_sha256,
+          file,
+          this.clock.now(),
+          lock,
+        ))
       )
         return false;
       for (const parquet of this.parquetFilesOf(task, path)) await rm(parquet, { force: true });

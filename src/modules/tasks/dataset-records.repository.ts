@@ -4,6 +4,7 @@ import { affectedCount } from '../../database/returning-rows';
 import { JsonLinesFile } from './dataset-writer';
 import { CompletedTask } from './task.types';
 import { lockTaskRow, TaskLock } from './task-row-lock';
+import { rewrittenAtSql } from './written-at';
 
 /** A completed task that records a dataset an erasure can read: its file and its hash. */
 const RECORDS_A_DATASET =
@@ -65,22 +66,28 @@ export class DatasetRecordsRepository {
    * of the task row's `lock` (the file's rename is in it too): its size, hash, rows and first
    * and last times, and no Parquet file (the one made from the old rows is removed; the next
    * Parquet download makes another). Its completion time is kept: `completed_after` polls and
-   * the prune pass read it. So is the old Parquet file's `parquet_written_at`: the next one's
-   * Last-Modified is then at least a second after it (recordParquet), where a replica whose
-   * clock is behind gave the new file an earlier one, and a client's If-Modified-Since kept the
-   * old rows (a review). False when the task no longer records that file, so nothing was
-   * recorded.
+   * the prune pass read it. The file's own time, `dataset_written_at` (its `Last-Modified`), is
+   * `now`, but at least the second after the one it replaces (rewrittenAtSql, as
+   * recordParquet dates a Parquet file; `completed_at` for a file recorded before migration
+   * 1765010000000): a client revalidating by If-Modified-Since alone gets the new file, even
+   * from a command whose clock is behind the replica that compiled it. The old Parquet file's
+   * `parquet_written_at` is kept: the next one's Last-Modified is then at least a second after
+   * it (recordParquet), where a replica whose clock is behind gave the new file an earlier one,
+   * and a client's If-Modified-Since kept the old rows (a review). False when the task no
+   * longer records that file, so nothing was recorded.
    */
   async recordRewritten(
     taskId: string,
     replaced: string,
     dataset: JsonLinesFile,
+    now: Date,
     lock: TaskLock,
   ): Promise<boolean> {
     const result: unknown = await lock.manager.query(
       `UPDATE scraping_tasks SET dataset_rows = $3, dataset_bytes = $4, dataset_sha256 = $5,
          data_start = $6, data_end = $7, parquet_file = NULL, parquet_bytes = NULL,
-         parquet_sha256 = NULL, parquet_version = NULL
+         parquet_sha256 = NULL, parquet_version = NULL,
+         dataset_written_at = ${rewrittenAtSql('$8', 'COALESCE(dataset_written_at, completed_at)')}
        WHERE id = $1 AND state = 'completed' AND dataset_sha256 = $2`,
       [
         taskId,
@@ -90,6 +97,7 @@ export class DatasetRecordsRepository {
         dataset.sha256,
         dataset.start?.toISOString() ?? null,
         dataset.end?.toISOString() ?? null,
+        now.toISOString(),
       ],
     );
     return affectedCount(result) > 0;

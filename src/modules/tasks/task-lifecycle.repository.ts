@@ -10,6 +10,7 @@ import { PARQUET_VERSION } from './dataset-parquet';
 import { CompiledDataset, ParquetFile } from './dataset-writer';
 import { TaskRow } from './task.types';
 import { lockTaskRow, TaskLock } from './task-row-lock';
+import { rewrittenAtSql } from './written-at';
 
 /**
  * An expired task whose final collection has a page left (finalPage, whose conditions these
@@ -191,7 +192,9 @@ export class TaskLifecycleRepository {
    * millisecond after the last task's if that is later: completion times only grow and never
    * tie, so a pipeline polling `completed_after` the last time it saw misses none, even across a
    * compiler moving between replicas whose clocks disagree. A Parquet file written with it was
-   * written then (`parquet_written_at`, the same time). Its stored items stay: the prune
+   * written then (`parquet_written_at`, the same time), and so was the JSON lines file
+   * (`dataset_written_at`: set, not left null to be read as `completed_at`, so that a null says
+   * only "recorded by a release before migration 1765010000000"). Its stored items stay: the prune
    * pass deletes them later (completedWithItems), as a second compile of the task may be reading
    * them right now. Given `lock` (lockTask), in the lock's transaction.
    */
@@ -210,7 +213,8 @@ export class TaskLifecycleRepository {
        dataset_sha256 = $6, data_start = $7, data_end = $8, failure_reason = NULL,
        parquet_file = $9, parquet_bytes = $10, parquet_sha256 = $11,
        parquet_version = CASE WHEN $9::text IS NULL THEN NULL ELSE $12::smallint END,
-       parquet_written_at = CASE WHEN $9::text IS NULL THEN NULL ELSE completion.at END
+       parquet_written_at = CASE WHEN $9::text IS NULL THEN NULL ELSE completion.at END,
+       dataset_written_at = completion.at
      FROM completion
      WHERE id = $1 AND state = 'compiling'`,
       [
@@ -282,10 +286,8 @@ export class TaskLifecycleRepository {
    * - the file recorded (the writer is deterministic, the same bytes have not changed since):
    *   the time recorded before (a release before migration 1764930000000 recorded none: the
    *   completion's, which a client holding these bytes cannot have seen later);
-   * - another file: `now`, but at least the second after the time recorded before. An
-   *   HTTP-date says whole seconds, and the replica writing it may have a clock behind the one
-   *   that wrote the last: with `now` alone, a client's If-Modified-Since of the last file's
-   *   date could be answered 304 for these other bytes.
+   * - another file: `now`, but at least the second after the time recorded before
+   *   (rewrittenAtSql, as an erasure's JSON lines file is dated).
    * Recorded only while the task records the JSON lines file the Parquet file was made from
    * (`datasetSha256`): an erasure that rewrote the dataset meanwhile removed the file and
    * cleared its record, which a conversion of the old rows must not bring back.
@@ -302,8 +304,7 @@ export class TaskLifecycleRepository {
          parquet_version = $5,
          parquet_written_at = CASE WHEN parquet_sha256 = $4
            THEN COALESCE(parquet_written_at, completed_at, $6::timestamptz)
-           ELSE GREATEST($6::timestamptz, date_trunc('second',
-             COALESCE(parquet_written_at, completed_at)) + interval '1 second') END
+           ELSE ${rewrittenAtSql('$6', 'COALESCE(parquet_written_at, completed_at)')} END
        WHERE id = $1 AND state = 'completed' AND dataset_sha256 = $7
        RETURNING parquet_written_at`,
         [

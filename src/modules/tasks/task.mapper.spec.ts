@@ -34,6 +34,7 @@ const ACTIVE: TaskRow = {
   dataset_rows: null,
   dataset_bytes: null,
   dataset_sha256: null,
+  dataset_written_at: null,
   data_start: null,
   data_end: null,
   parquet_file: null,

@@ -61,6 +61,12 @@ export interface TaskRow {
   dataset_rows: number | null;
   dataset_bytes: string | null;
   dataset_sha256: string | null;
+  /**
+   * When the recorded JSON lines file was written (its `Last-Modified`): at the compile, the
+   * completion; moved by an author's erasure that wrote it again. Null when a release before
+   * migration 1765010000000 recorded it: then `completed_at`.
+   */
+  dataset_written_at: Date | null;
   data_start: Date | null;
   data_end: Date | null;
   /** The same rows as Parquet; null until written (see DatasetParquetService). */
