@@ -41,6 +41,7 @@ import { TaskListOrderIndexes1764980000000 } from './migrations/1764980000000-Ta
 import { LabelIdsCycle1764990000000 } from './migrations/1764990000000-LabelIdsCycle';
 import { StoredItemsLabelKey1765000000000 } from './migrations/1765000000000-StoredItemsLabelKey';
 import { DatasetWrittenAt1765010000000 } from './migrations/1765010000000-DatasetWrittenAt';
+import { JobStatusCheckAndColumnTypes1765020000000 } from './migrations/1765020000000-JobStatusCheckAndColumnTypes';
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,
@@ -82,6 +83,7 @@ export const MIGRATIONS = [
   LabelIdsCycle1764990000000,
   StoredItemsLabelKey1765000000000,
   DatasetWrittenAt1765010000000,
+  JobStatusCheckAndColumnTypes1765020000000,
 ];
 
 /**

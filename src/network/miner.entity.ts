@@ -1,4 +1,4 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
 /**
  * `failing`: a circuit of its opened (this replica's or another's) and its cooldown lasts
@@ -8,8 +8,17 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
  */
 export type MinerState = 'active' | 'failing' | 'address_refused' | 'deregistered';
 
-/** One neuron of the metagraph, with what this validator has learned about it. */
+/**
+ * One neuron of the metagraph, with what this validator has learned about it. The entity
+ * declares the whole table as the migrations built it (its index, CHECKs, defaults and the miner
+ * index's columns), so that TypeORM's schema builder finds nothing to change
+ * (test/medium/entity-schema.medium-spec.ts; docs/decisions.md, "Start-up"). The code reads it
+ * through `find` only; every write is SQL (MinersRepository, the miner index).
+ */
 @Entity('miners')
+@Index('miners_hotkey_idx', ['hotkey'], { unique: true })
+@Check('miners_credibility_check', 'credibility >= 0 AND credibility <= 1')
+@Check('miners_state_check', `state IN ('active', 'failing', 'address_refused', 'deregistered')`)
 export class MinerEntity {
   @PrimaryColumn({ type: 'integer' })
   uid: number;
@@ -27,20 +36,24 @@ export class MinerEntity {
    * Stake weight on the subnet in alpha (α + 0.18 × root TAO; not TAO); null when the metagraph
    * source could not give it.
    */
-  @Column({ type: 'double precision', nullable: true })
+  @Column({ type: 'double precision', nullable: true, default: 0 })
   stake: number | null;
 
-  @Column({ type: 'double precision' })
+  @Column({ type: 'double precision', default: 0 })
   incentive: number;
 
-  @Column({ name: 'validator_permit', type: 'boolean' })
+  @Column({ name: 'validator_permit', type: 'boolean', default: false })
   validatorPermit: boolean;
 
-  /** 0..1, an exponential moving average of how trustworthy its answers have been. */
-  @Column({ type: 'double precision' })
+  /**
+   * 0..1, an exponential moving average of how trustworthy its answers have been. The default
+   * is an expression: TypeORM quotes a number (`'0.5'`) but reads Postgres's fractional default
+   * back unquoted (`0.5`), and would find them different.
+   */
+  @Column({ type: 'double precision', default: () => '0.5' })
   credibility: number;
 
-  @Column({ type: 'varchar', length: 16 })
+  @Column({ type: 'varchar', length: 16, default: 'active' })
   state: MinerState;
 
   /** When a `failing` state ends: the cooldown of the circuit that opened. */
@@ -50,9 +63,29 @@ export class MinerEntity {
   @Column({ name: 'last_seen_at', type: 'timestamptz', nullable: true })
   lastSeenAt: Date | null;
 
-  @Column({ name: 'updated_at', type: 'timestamptz' })
+  @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' })
   updatedAt: Date;
 }
+
+/**
+ * The miner index's columns (migrations MinerIndex, IndexMissedSyncs), declared for the schema
+ * only, and without a property on the class: never selected, inserted or updated through the
+ * entity (the miner index reads and writes them in SQL). Declared as class fields, they would be
+ * keys of every miner `find` returns (undefined: ES2022 fields), which they never were.
+ */
+const SCHEMA_ONLY = { select: false, insert: false, update: false } as const;
+Column({ name: 'index_synced_at', type: 'timestamptz', nullable: true, ...SCHEMA_ONLY })(
+  MinerEntity.prototype,
+  'indexSyncedAt',
+);
+Column({ name: 'index_buckets', type: 'integer', default: 0, ...SCHEMA_ONLY })(
+  MinerEntity.prototype,
+  'indexBuckets',
+);
+Column({ name: 'index_missed_syncs', type: 'smallint', default: 0, ...SCHEMA_ONLY })(
+  MinerEntity.prototype,
+  'indexMissedSyncs',
+);
 
 /** A miner with an axon address (what the metagraph hands out for calls): it can be called. */
 export type ServingMiner = MinerEntity & { axonUrl: string };
