@@ -4,7 +4,7 @@ import { ApiKeyTier } from '../../common/auth/api-key-tier';
 /**
  * Only the SHA-256 of a key is stored; the key itself is shown once, at creation. The index and
  * CHECKs declare what the migrations built (test/medium/entity-schema.medium-spec.ts): left out,
- * TypeORM's generator would drop them (docs/decisions.md, "Migrations").
+ * TypeORM's generator would drop them (docs/decisions.md, "Start-up").
  */
 @Entity('api_keys')
 @Index('api_keys_key_hash_idx', ['keyHash'], { unique: true })
