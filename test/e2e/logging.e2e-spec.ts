@@ -7,9 +7,11 @@ import { exchange, parse } from '../support/raw-http';
 import { sendAndLeave, uploadSlowlyAndLeave } from '../support/send-and-leave';
 import { startTestApp, TEST_MASTER_KEY, TestApp } from '../support/test-app';
 import { LogCapture } from '../support/log-capture';
+import { registerTask } from '../support/tasks';
 
 type LogLine = {
   msg?: string;
+  responseTime?: number;
   req?: { id?: string; url?: string; remoteAddress?: string };
   context?: string;
 };
@@ -62,6 +64,28 @@ describe('Structured logs', () => {
       .set('X-API-Key', 'sk_live_no-such-key')
       .expect(401);
     expect(await completionOf(refused.headers['x-request-id'])).not.toHaveProperty('key_id');
+  });
+
+  // Which keys downloaded a dataset holding an erased author's rows (README, "Personal data"):
+  // the URL's task id is `[redacted]` from 15 characters, so the line names it (an audit's
+  // finding). Only for a task found: an id no task has may be any text a client sent.
+  it("names a dataset download's task and format on its line, once the task is found", async () => {
+    const id = `logged-download-${Date.now()}`;
+    await registerTask(app.app, '5ValidatorHotkeyForLogging', id, '#bitcoin');
+    const active = await app.http
+      .get(`/api/v1/tasks/${id}/dataset?format=parquet`)
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .expect(409);
+    const line = await completionOf(active.headers['x-request-id']);
+    expect(line).toMatchObject({ task_id: id, format: 'parquet', key_id: 'master' });
+    expect(line.msg).toBe(
+      `GET /api/v1/tasks/[redacted]/dataset?format=parquet 409 ${line.responseTime}ms`,
+    );
+    const unknown = await app.http
+      .get('/api/v1/tasks/no-such-task-logged/dataset')
+      .set('X-API-Key', TEST_MASTER_KEY)
+      .expect(404);
+    expect(await completionOf(unknown.headers['x-request-id'])).not.toHaveProperty('task_id');
   });
 
   it('generates a request id when none (or a malformed one) is sent', async () => {

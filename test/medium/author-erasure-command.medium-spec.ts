@@ -1,4 +1,6 @@
 import { copyFile, appendFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import Redis from 'ioredis';
 import { datasetPath } from '../../src/modules/tasks/dataset-path';
 import { insertExpiredTask } from '../support/expired-tasks';
 import {
@@ -10,6 +12,7 @@ import {
   T0,
   uriOf,
 } from '../support/erasure';
+import { testRedisPrefix, testRedisUrl } from '../support/test-app';
 
 /**
  * What `npm run erase-author` says of itself: a dry run that changes nothing, the exit statuses
@@ -76,6 +79,125 @@ describe('The erasure command', () => {
     expect(run.status).toBe(3);
     expect(run.stdout).toContainEqual(expect.stringContaining('tasks compiling as it ran (busy)'));
     expect((await eraseErin()).status).toBe(3);
+  });
+
+  // A command run with another DATA_DIR than the service's (a runbook audit): said as such, the
+  // set-aside copies not checked rather than "0 holding".
+  it("exits 1 asking whether DATA_DIR is the service's when its datasets folder does not exist", async () => {
+    await compiledTask('mixed', [0]);
+
+    const run = await eraseAuthor(fixture.database, join(fixture.dataDir, 'elsewhere'), [
+      '--source',
+      'reddit',
+      '--username',
+      'erin',
+    ]);
+
+    expect(run.status).toBe(1);
+    expect(run.stdout).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          /^set-aside copies \(….replaced-\*\): not checked: .*\/elsewhere\/datasets does not exist \(is DATA_DIR the service's\?\)$/,
+        ),
+        expect.stringMatching(/^NOT CHECKED: the dataset of task mixed: its file is missing/),
+        expect.stringMatching(
+          /^- is DATA_DIR the service's\? .*\/elsewhere\/datasets does not exist/,
+        ),
+      ]),
+    );
+    expect(run.stdout.join('\n')).not.toContain('0 holding');
+  });
+
+  it('says nothing of DATA_DIR when there is no dataset and no folder yet (exit 0)', async () => {
+    const run = await eraseAuthor(fixture.database, join(fixture.dataDir, 'fresh'), [
+      '--source',
+      'reddit',
+      '--username',
+      'erin',
+    ]);
+
+    expect(run.status).toBe(0);
+    expect(run.stdout.join('\n')).not.toContain("- is DATA_DIR the service's?");
+  });
+
+  // An answer cached before the erasure holds the author's posts for QUERY_CACHE_TTL_SECONDS
+  // (a runbook audit: `cache_hit: true` with all of them, right after the run).
+  describe('the cached on-demand answers', () => {
+    let redis: Redis;
+    let prefix: string;
+    const ANSWERS = 1203;
+    const keys = (pattern: string) => redis.keys(pattern);
+
+    beforeEach(async () => {
+      redis = new Redis(testRedisUrl(), { lazyConnect: true });
+      await redis.connect();
+      prefix = testRedisPrefix();
+      const pipeline = redis.pipeline();
+      for (let n = 0; n < ANSWERS; n++) pipeline.set(`${prefix}ondemand:v2:${n}`, '{}', 'EX', 600);
+      pipeline.set(`${prefix}throttle:master`, '1', 'EX', 600);
+      pipeline.set(`other-${prefix}ondemand:v2:0`, '{}', 'EX', 600);
+      await pipeline.exec();
+    });
+    afterEach(async () => {
+      const left = [...(await keys(`${prefix}*`)), ...(await keys(`other-${prefix}*`))];
+      if (left.length > 0) await redis.unlink(...left);
+      redis.disconnect();
+    });
+
+    it("removes every one in Redis under the deployment's prefix, and only those", async () => {
+      const env = { REDIS_URL: testRedisUrl(), REDIS_KEY_PREFIX: prefix };
+      const dry = await eraseAuthor(
+        fixture.database,
+        fixture.dataDir,
+        ['--dry-run', '--source', 'reddit', '--username', 'erin'],
+        env,
+      );
+      expect(dry.status).toBe(0);
+      expect(dry.stdout).toContainEqual(
+        expect.stringMatching(/^cached on-demand answers \(Redis\): 1203 keys would be removed/),
+      );
+      expect(await keys(`${prefix}ondemand:*`)).toHaveLength(ANSWERS);
+
+      const run = await eraseAuthor(
+        fixture.database,
+        fixture.dataDir,
+        ['--source', 'reddit', '--username', 'erin'],
+        env,
+      );
+
+      expect(run.status).toBe(0);
+      expect(run.stdout).toContainEqual(
+        expect.stringMatching(/^cached on-demand answers \(Redis\): 1203 keys removed/),
+      );
+      expect(await keys(`${prefix}ondemand:*`)).toEqual([]);
+      expect(await keys(`${prefix}throttle:*`)).toHaveLength(1);
+      expect(await keys(`other-${prefix}ondemand:*`)).toHaveLength(1);
+    });
+
+    it("says to restart the replicas without Redis (each one's memory)", async () => {
+      const run = await eraseErin();
+
+      expect(run.status).toBe(0);
+      expect(run.stdout).toContainEqual(expect.stringMatching(/out of this command's reach$/));
+      expect(run.stdout).toContainEqual(
+        expect.stringMatching(/^- answers cached in each replica's memory .*restart the replicas/),
+      );
+      expect(await keys(`${prefix}ondemand:*`)).toHaveLength(ANSWERS);
+    });
+
+    it('exits 1 when Redis cannot be reached, naming the cache as not checked', async () => {
+      const run = await eraseAuthor(
+        fixture.database,
+        fixture.dataDir,
+        ['--source', 'reddit', '--username', 'erin'],
+        { REDIS_URL: 'redis://127.0.0.1:41399/14', REDIS_KEY_PREFIX: prefix },
+      );
+
+      expect(run.status).toBe(1);
+      expect(run.stdout).toContainEqual(
+        expect.stringMatching(/^NOT CHECKED: the on-demand answers cached in Redis: /),
+      );
+    });
   });
 
   it.each([

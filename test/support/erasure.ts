@@ -23,18 +23,22 @@ export interface CommandRun {
   stderr: string[];
 }
 
-/** Runs the erasure command's function on `database`'s URL and DATA_DIR `dataDir`. */
+/**
+ * Runs the erasure command's function on `database`'s URL and DATA_DIR `dataDir`, with the
+ * settings `env` besides (REDIS_URL).
+ */
 export async function eraseAuthor(
   database: DataSource,
   dataDir: string,
   args: string[],
+  env: Record<string, string> = {},
 ): Promise<CommandRun> {
   const stdout: string[] = [];
   const stderr: string[] = [];
   const url = (database.options as { url: string }).url;
   const status = await runEraseAuthorCommand(
     args,
-    { DATABASE_URL: url, DATA_DIR: dataDir, MINER_ALLOWED_NETWORKS: '127.0.0.0/8' },
+    { DATABASE_URL: url, DATA_DIR: dataDir, MINER_ALLOWED_NETWORKS: '127.0.0.0/8', ...env },
     { stdout: (line) => stdout.push(line), stderr: (line) => stderr.push(line) },
   );
   return { status, stdout, stderr };

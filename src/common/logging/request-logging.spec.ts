@@ -9,7 +9,7 @@ import { sendAndLeave } from '../../../test/support/send-and-leave';
 import { until } from '../../../test/support/until';
 import type { ApiKeyPrincipal, AuthenticatedRequest } from '../auth/api-key-principal';
 import { SecretScanner } from '../security/secret-scanner';
-import { requestLogging } from './request-logging';
+import { addToRequestLine, requestLogging } from './request-logging';
 
 /** A line as written, parsed. */
 interface LogLine {
@@ -90,6 +90,29 @@ describe(requestLogging.name, () => {
     expect(line.res).toEqual({ statusCode: 200 });
     expect(line.responseTime).toEqual(expect.any(Number));
     expect(line.msg).toMatch(/^GET \/ok 200 \d+ms$/);
+  });
+
+  // A dataset download names its task (a runbook audit): the fields a route adds are on its line,
+  // beside the standard ones, which they cannot replace, and a secret in them is redacted.
+  it('puts the fields a route added on its line, a secret in them redacted', async () => {
+    const served = serve((app) =>
+      app.get('/tasks/:id', (request, response) => {
+        addToRequestLine(request, { task_id: request.params.id, format: 'parquet' });
+        addToRequestLine(request, { res: 'not the status', leaked: `sk_live_${'a'.repeat(24)}` });
+        response.send('ok');
+      }),
+    );
+    server = served.server;
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    await fetch(`http://127.0.0.1:${port}/tasks/watch-someone-long-id`).then((r) => r.text());
+    const line = (await firstLine(served.lines)) as CompletionLine & Record<string, unknown>;
+    expect(line).toMatchObject({
+      task_id: 'watch-someone-long-id',
+      format: 'parquet',
+      leaked: '[redacted]',
+      res: { statusCode: 200 },
+    });
   });
 
   // The request scope lives on in every timer, socket and promise made while handling the

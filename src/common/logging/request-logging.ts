@@ -5,7 +5,7 @@ import { Store, storage } from 'nestjs-pino/storage';
 import type { Level, Logger } from 'pino';
 import type { AuthenticatedRequest } from '../auth/api-key-principal';
 import { statusSentBeforeClose, whenResponseDone } from '../response-done';
-import { SecretScanner } from '../security/secret-scanner';
+import { REDACTED, SecretScanner } from '../security/secret-scanner';
 import { loggedAddress } from './logged-address';
 import { requestId } from './logging.module';
 import { redactUrl } from './redact-url';
@@ -32,6 +32,37 @@ function unredacted(request: IncomingMessage): LoggedRequest {
 
 function redacted(request: LoggedRequest, scanner: SecretScanner): LoggedRequest {
   return { ...request, url: redactUrl(request.url, scanner) };
+}
+
+/**
+ * Fields a route puts on its request's line (addToRequestLine), beside `key_id`: values it has
+ * looked up, such as the task whose dataset was downloaded, which the URL's redaction may hide
+ * (a task id of 15 characters or more is `[redacted]` there; an audit's finding: which keys
+ * downloaded a dataset could not be told).
+ */
+interface RequestLineFields {
+  requestLineFields?: Record<string, string>;
+}
+
+/**
+ * Has the request's line carry `fields` (their values are still looked at by the secret
+ * scanner: one holding a secret is `[redacted]`). Only for values the route has checked, not the
+ * client's text as sent.
+ */
+export function addToRequestLine(request: object, fields: Record<string, string>): void {
+  const holder = request as RequestLineFields;
+  holder.requestLineFields = { ...holder.requestLineFields, ...fields };
+}
+
+/** The fields a route added (addToRequestLine), any secret in them redacted. */
+function addedFields(request: IncomingMessage, scanner: SecretScanner): Record<string, string> {
+  const added = (request as IncomingMessage & RequestLineFields).requestLineFields ?? {};
+  return Object.fromEntries(
+    Object.entries(added).map(([name, value]) => [
+      name,
+      scanner.contains(value) ? REDACTED : value,
+    ]),
+  );
 }
 
 /**
@@ -72,7 +103,8 @@ class RequestScope implements Store {
  * anything can answer it, the body parser included, and writes one line (through `requestLines`:
  * see logging.module.ts) for every answered request, one the body parser refused included:
  * `{"req":{id,method,url},"res":{"statusCode"},"responseTime","key_id","msg":"GET /api/v1/health 200 3ms"}`
- * (`key_id` once a key was admitted: its id as listed, or `master`; with `req.remoteAddress`, the
+ * (`key_id` once a key was admitted: its id as listed, or `master`; with the fields the route
+ * added, addToRequestLine: a dataset download's `task_id` and `format`; with `req.remoteAddress`, the
  * client's address, on a 401's line and on the master key's);
  * a 5xx says `failed` in place of the time. A connection closed before the answer was complete
  * says so, with the status sent before the close, if any (else `-`, and `statusCode` null).
@@ -122,7 +154,13 @@ function logCompletion(
   const responseTime = Math.round(milliseconds);
   const { apiKey, authFailure, refusedKeyId } = request as IncomingMessage & AuthenticatedRequest;
   // Which key was charged (its id as listed, or `master`), so a 429 or a heavy user can be found.
-  const fields = { req, res: { statusCode: sent }, responseTime, key_id: apiKey?.id };
+  const fields = {
+    ...addedFields(request, scanner),
+    req,
+    res: { statusCode: sent },
+    responseTime,
+    key_id: apiKey?.id,
+  };
   // The connection closed before the answer was complete (the client gave up, or the answer was
   // cut off): no status reached the client, unless one was sent before the close.
   if (!answered) {

@@ -1,6 +1,7 @@
 import { DatasetErasure, DatasetErasureOutcome } from '../tasks/dataset-erasure';
 import { eraseFromSetAside, SetAsideErasureOutcome } from '../tasks/set-aside-erasure';
 import { AuthorItemsRepository, TaskItemCounts } from './author-items.repository';
+import { CachedAnswersOutcome } from './cached-answers';
 import { ErasedAuthor, isAuthorOf } from './erased-author';
 
 /** What an erasure took out, or would take out (`dryRun`), and where. */
@@ -20,6 +21,8 @@ export interface ErasureReport {
    * erasure looked at the datasets.
    */
   compiling: string[];
+  /** The cached on-demand answers (eraseCachedAnswers), once the command has seen to them. */
+  cachedAnswers?: CachedAnswersOutcome;
 }
 
 /**

@@ -9,6 +9,7 @@ import { DatasetErasure, ERASURE_LOCK_TIMEOUT_MS } from '../tasks/dataset-erasur
 import { DatasetRecordsRepository } from '../tasks/dataset-records.repository';
 import { AuthorErasure } from './author-erasure';
 import { AuthorItemsRepository } from './author-items.repository';
+import { eraseCachedAnswers } from './cached-answers';
 import { ErasedAuthor, erasedAuthor, ErasedAuthorError } from './erased-author';
 import { describeErasure, erasureStatus } from './erasure-summary';
 
@@ -104,6 +105,12 @@ export async function runEraseAuthorCommand(
       config.dataDir,
     );
     const report = await erasure.erase(request.author, request.dryRun);
+    // After the tables: an answer cached before them may hold the author's posts.
+    report.cachedAnswers = await eraseCachedAnswers(
+      config.redisUrl,
+      config.redisKeyPrefix,
+      request.dryRun,
+    );
     for (const line of describeErasure(report)) write.stdout(line);
     return erasureStatus(report);
   } catch (error) {

@@ -9,6 +9,19 @@ describe(erasedAuthor.name, () => {
     });
   });
 
+  // The forms requests arrive in (a runbook audit): Reddit's `u/` and `/u/`, X's `@`.
+  it.each([
+    ['reddit', 'u/Some-User'],
+    ['reddit', '/u/some-user'],
+    ['reddit', ' U/some-user '],
+    ['reddit', '@some-user'],
+  ])('reads %s name %j as the username alone', (source, name) => {
+    expect(erasedAuthor(source, name)).toEqual({ source: 'reddit', username: 'some-user' });
+  });
+  it('reads an X handle with its @', () => {
+    expect(erasedAuthor('x', '@Some_Handle')).toEqual({ source: 'x', username: 'some_handle' });
+  });
+
   // A mistyped name matches nothing, and the summary would say the author's posts were gone.
   it.each([
     ['mastodon', 'erin', '--source must be X or Reddit'],
@@ -18,6 +31,13 @@ describe(erasedAuthor.name, () => {
     ['x', '@@erin', '--username is not an X handle'],
     ['x', 'some-user', '--username is not an X handle'],
     ['reddit', 'a b', '--username is not a Reddit username'],
+    ['reddit', 'u/', '--username is not a Reddit username'],
+    ['reddit', 'u/u/erin', '--username is not a Reddit username'],
+    ['x', 'u/erin', '--username is not an X handle'],
+    ['x', 'https://x.com/SomeHandle', 'profile URL: give the handle alone'],
+    ['x', 'x.com/SomeHandle', 'profile URL: give the handle alone'],
+    ['x', 'twitter.com/somehandle', 'profile URL: give the handle alone'],
+    ['reddit', 'https://www.reddit.com/user/erin', 'profile URL: give the username alone'],
   ])('refuses source %j and username %j', (source, name, said) => {
     expect(() => erasedAuthor(source, name)).toThrow(ErasedAuthorError);
     expect(() => erasedAuthor(source, name)).toThrow(said);

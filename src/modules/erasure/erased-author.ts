@@ -12,9 +12,22 @@ export interface ErasedAuthor {
 /** Arguments that name no author: said to the operator as they are, nothing done. */
 export class ErasedAuthorError extends Error {}
 
+/** An address rather than a name: `https://x.com/someone`, `www.reddit.com/user/someone`. */
+const PROFILE_URL = /^(?:[a-z]+:\/\/|www\.|(?:[\w-]+\.)+[a-z]{2,}\/)/i;
+
+/**
+ * A Reddit username as Reddit writes it, `u/someone` or `/u/someone`, without its prefix: the
+ * forms requests arrive in (a runbook audit). No username holds a `/`.
+ */
+function withoutRedditPrefix(source: Source, name: string): string {
+  if (source !== 'reddit') return name;
+  const prefixed = /^\s*\/?u\/(.*)$/i.exec(name);
+  return prefixed ? prefixed[1] : name;
+}
+
 /**
  * The author `source` and `name` name: the source in any case (`X`, `reddit`), the name with
- * its `@` and the blanks around it ignored, in any case. A name no account of the source could
+ * its `@` and the blanks around it ignored, in any case; a Reddit name's `u/` or `/u/` too. A name no account of the source could
  * have (`@@x`, `a b`, one of Reddit's `-` on X) is refused: it would match nothing, and an
  * operator who mistyped it would read that the author's posts were gone.
  */
@@ -23,6 +36,14 @@ export function erasedAuthor(source: string | undefined, name: string | undefine
   if (read === undefined) throw new ErasedAuthorError('--source must be X or Reddit');
   if (name === undefined || name.trim() === '')
     throw new ErasedAuthorError('--username must name the author');
+  // A profile's address is not taken apart: refused, with the form to give instead.
+  if (PROFILE_URL.test(name.trim()))
+    throw new ErasedAuthorError(
+      read === 'x'
+        ? '--username is a profile URL: give the handle alone (someone or @someone)'
+        : '--username is a profile URL: give the username alone (someone or u/someone)',
+    );
+  name = withoutRedditPrefix(read, name);
   if (!namesAuthor(name, read))
     throw new ErasedAuthorError(
       read === 'x'

@@ -7,7 +7,14 @@ import { ErasureReport } from './author-erasure';
  * not check (not as recorded, unreadable, changed while it was rewritten).
  */
 function erasureIncomplete(report: ErasureReport): boolean {
-  return [...report.datasets, ...report.setAside].some((place) => place.outcome === 'not-checked');
+  return [...report.datasets, ...report.setAside, report.cachedAnswers].some(
+    (place) => place?.outcome === 'not-checked',
+  );
+}
+
+/** Whether DATA_DIR/datasets does not exist: every dataset is then missing (a runbook audit). */
+function noDatasetsFolder(report: ErasureReport): boolean {
+  return report.setAside.some((place) => place.outcome === 'no-folder');
 }
 
 /**
@@ -36,7 +43,9 @@ export function describeErasure(report: ErasureReport): string[] {
   );
   const rowsOut = rewritten.reduce((sum, dataset) => sum + dataset.removed, 0);
   const untouched = report.datasets.filter((dataset) => dataset.outcome === 'untouched').length;
-  const copies = report.setAside.flatMap((copy) => (copy.outcome === 'not-checked' ? [] : [copy]));
+  const copies = report.setAside.flatMap((copy) =>
+    copy.outcome === 'removed' || copy.outcome === 'to-remove' ? [copy] : [],
+  );
   const lines = [
     `${dryRun ? 'Dry run (nothing changed): erasure' : 'Erasure'} of ${source} author "${author.username}", datasets under ${report.dataDir}/datasets`,
     `stored_items: ${plural(report.storedItems, 'row')} ${verb}`,
@@ -50,8 +59,11 @@ export function describeErasure(report: ErasureReport): string[] {
           `their Parquet files ${verb}, made again from the new rows at the next Parquet download`
         : '') +
       `; ${plural(untouched, `${source} dataset`)} holding none of the author's rows (left as they are)`,
-    `set-aside copies (….replaced-*): ${copies.length} holding the author's rows ${verb}, with their manifest and Parquet copies` +
-      (copies.length > 0 ? ` (${copies.flatMap((copy) => copy.files).join(', ')})` : ''),
+    noDatasetsFolder(report)
+      ? `set-aside copies (….replaced-*): not checked: ${report.dataDir}/datasets does not exist (is DATA_DIR the service's?)`
+      : `set-aside copies (….replaced-*): ${copies.length} holding the author's rows ${verb}, with their manifest and Parquet copies` +
+        (copies.length > 0 ? ` (${copies.flatMap((copy) => copy.files).join(', ')})` : ''),
+    ...cachedAnswersLine(report),
   ];
   for (const dataset of report.datasets)
     if (dataset.earlierRun !== undefined)
@@ -64,13 +76,38 @@ export function describeErasure(report: ErasureReport): string[] {
       lines.push(`NOT CHECKED: the dataset of task ${dataset.taskId}: ${dataset.why}`);
   for (const copy of report.setAside)
     if (copy.outcome === 'not-checked') lines.push(`NOT CHECKED: ${copy.file}: ${copy.why}`);
+  if (report.cachedAnswers?.outcome === 'not-checked')
+    lines.push(`NOT CHECKED: the on-demand answers cached in Redis: ${report.cachedAnswers.why}`);
   return [...lines, ...stillToDo(report)];
+}
+
+/**
+ * The cached on-demand answers: all of those in Redis removed (a cache key is a hash of the
+ * query: which hold the author's posts cannot be told), or none reachable (each replica's memory).
+ */
+function cachedAnswersLine(report: ErasureReport): string[] {
+  const cached = report.cachedAnswers;
+  if (cached?.outcome === 'redis')
+    return [
+      `cached on-demand answers (Redis): ${plural(cached.entries, 'key')} ` +
+        `${report.dryRun ? 'would be removed' : 'removed'} (all of them: a cached answer does not say whose posts it holds)`,
+    ];
+  if (cached?.outcome === 'process')
+    return [
+      "cached on-demand answers: in each replica's memory (no REDIS_URL), out of this command's reach",
+    ];
+  return [];
 }
 
 /** What the operator still has to do: the places no command of this service reaches. */
 function stillToDo(report: ErasureReport): string[] {
   const lines = ['Still to do:'];
   if (report.dryRun) lines.push('- run it without --dry-run to remove them');
+  if (noDatasetsFolder(report) && report.datasets.length > 0)
+    lines.push(
+      `- is DATA_DIR the service's? ${report.dataDir}/datasets does not exist, so every dataset ` +
+        "is missing: run the command with the service's DATA_DIR (its .env, from its directory)",
+    );
   if (erasureIncomplete(report))
     lines.push(
       '- look at what was NOT CHECKED (each line says why): a file not as its task records it is ' +
@@ -89,8 +126,28 @@ function stillToDo(report: ErasureReport): string[] {
       'posts, and a restore brings them back: run the command again after any restore',
     '- miners may still hold the posts and serve them again to an on-demand query or a task ' +
       'collection: run the command again later to take out what came back',
-    '- answers already cached (QUERY_CACHE_TTL_SECONDS) expire on their own; clients keep the ' +
-      'datasets and answers they downloaded before',
+    cachedAnswersToDo(report),
   );
   return lines;
+}
+
+/** What is left of the cached on-demand answers (QUERY_CACHE_TTL_SECONDS), and of clients' copies. */
+function cachedAnswersToDo(report: ErasureReport): string {
+  const clients = 'clients keep the datasets and answers they downloaded before';
+  switch (report.cachedAnswers?.outcome) {
+    case 'redis':
+      return (
+        '- answers a replica cached in its own memory while Redis was out of its reach (if ever) ' +
+        `are not removed: restart that replica, or they expire after QUERY_CACHE_TTL_SECONDS; ${clients}`
+      );
+    case 'process':
+      return (
+        "- answers cached in each replica's memory may hold the posts: restart the replicas to " +
+        `drop them, or they expire after QUERY_CACHE_TTL_SECONDS; ${clients}`
+      );
+    case 'not-checked':
+      return `- cached answers in Redis: run the command again once Redis answers; ${clients}`;
+    default:
+      return `- answers already cached (QUERY_CACHE_TTL_SECONDS) expire on their own; ${clients}`;
+  }
 }

@@ -134,15 +134,19 @@ export class DatasetDownloadService {
    * the 304 when If-None-Match names this one (the client holds these very bytes; without
    * If-None-Match: when it was not written after If-Modified-Since). In the order of RFC 9110
    * §13.2.2, after every other check: a condition is about a file that is there. With
-   * `headersOnly` (a HEAD request), its headers over an empty body.
+   * `headersOnly` (a HEAD request), its headers over an empty body. `found` is called once the
+   * task is found, whatever the answer (the request's line names the task: not for an id no
+   * task has, which may be any text a client sent).
    */
   async open(
     id: string,
     format: DatasetFormat,
     conditions: DatasetConditions = {},
     headersOnly = false,
+    found: () => void = () => undefined,
   ): Promise<DatasetAnswer> {
     const task = await this.tasks.find(id);
+    found();
     // Final: a pipeline waiting out the 409 below would wait for ever.
     if (task.state === 'failed') throw new GoneException(taskFailed(id, task.failure_reason));
     if (!isCompleted(task)) {

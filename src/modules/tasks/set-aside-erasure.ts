@@ -13,6 +13,13 @@ export type SetAsideErasureOutcome = {
 } & (
   | { outcome: 'removed' | 'to-remove'; removed: number; files: string[] }
   | { outcome: 'not-checked'; why: string }
+  /**
+   * DATA_DIR/datasets does not exist: not checked, but not a place left unchecked either (a
+   * service that never completed a task has no folder; a set-aside copy is only ever made beside
+   * a dataset its task records, which the datasets' pass finds missing). Said as "0 holding"
+   * before, for a command run with another DATA_DIR than the service's (a runbook audit).
+   */
+  | { outcome: 'no-folder' }
 );
 
 /**
@@ -40,8 +47,9 @@ export async function eraseFromSetAside(
   try {
     names = (await readdir(directory)).sort();
   } catch (error) {
-    // No folder, no copies; one that cannot be read may hold some (a review: said as none).
-    if (errorCode(error) === 'ENOENT') return [];
+    // No folder, no copies, but said as such; one that cannot be read may hold some (a review:
+    // said as none).
+    if (errorCode(error) === 'ENOENT') return [{ file: directory, outcome: 'no-folder' }];
     return [
       {
         file: directory,

@@ -18,6 +18,7 @@ import {
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { RequireKey } from '../../common/access/access.decorators';
+import { addToRequestLine } from '../../common/logging/request-logging';
 import { ApiErrorResponses } from '../../common/errors/error-responses';
 import { RequestHeaders } from '../../common/errors/request-headers';
 import { errorCase, validationCase } from '../../common/errors/error-cases';
@@ -241,6 +242,9 @@ export class TaskDatasetsController {
         ifUnmodifiedSince: conditions['if-unmodified-since'],
       },
       request.method === 'HEAD',
+      // Which key downloaded which dataset, on the request's line: the URL's task id is
+      // `[redacted]` there from 15 characters (README, "Personal data": who received the rows).
+      () => addToRequestLine(request, { task_id: id, format }),
     );
     response.setHeader('X-Content-SHA256', answer.sha256);
     response.setHeader('ETag', entityTag(answer.sha256));
