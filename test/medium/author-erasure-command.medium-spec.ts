@@ -198,6 +198,23 @@ describe('The erasure command', () => {
         expect.stringMatching(/^NOT CHECKED: the on-demand answers cached in Redis: /),
       );
     });
+
+    // ioredis goes on with database 0 when the server refuses the URL's: another deployment's.
+    it('exits 1 when the server refuses the database REDIS_URL names, removing nothing', async () => {
+      const url = new URL(testRedisUrl());
+      url.pathname = '/4096';
+      const run = await eraseAuthor(
+        fixture.database,
+        fixture.dataDir,
+        ['--source', 'reddit', '--username', 'erin'],
+        { REDIS_URL: url.toString(), REDIS_KEY_PREFIX: prefix },
+      );
+
+      expect(run.status).toBe(1);
+      expect(run.stdout).toContainEqual(
+        expect.stringMatching(/^NOT CHECKED: the on-demand answers cached in Redis: .*DB index/),
+      );
+    });
   });
 
   it.each([

@@ -40,6 +40,10 @@ export async function eraseCachedAnswers(
   client.on('error', () => undefined);
   try {
     await client.connect();
+    // Asked again, and awaited: ioredis reports a SELECT the server refuses (a number past its
+    // `databases`, a server with database 0 only) as an event and goes on with database 0,
+    // where another deployment's answers may be.
+    await client.select(client.options.db ?? 0);
     const pattern = `${keyPrefix.replace(/[*?[\]\\]/g, '\\$&')}${ON_DEMAND_KEYS}`;
     let cursor = '0';
     // A SCAN may return a key twice: a dry run counts each once.
