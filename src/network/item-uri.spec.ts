@@ -95,6 +95,16 @@ describe('canonicalUri: which uris name their item', () => {
     expect(canonicalUri(redditItem(uriOf(MAX_URI_LENGTH + 1)))).toBeUndefined();
     expect(canonicalUri(redditItem(uriOf(4_000)))).toBeUndefined();
 
+    // Reddit's slug: 50 characters of the title, percent-encoded (a review: 512 refused these).
+    const slug = encodeURIComponent('比特币'.repeat(17).slice(0, 50));
+    const comment = `https://www.reddit.com/r/abcdefghijklmnopqrstu/comments/1abcdef/${slug}/zyxwvut/`;
+    const longest = {
+      ...redditItem(comment, 't1_zyxwvut', 'comment'),
+      communityName: 'r/abcdefghijklmnopqrstu',
+    };
+    expect(comment.length).toBeGreaterThan(512);
+    expect(canonicalUri(longest)).toBe(comment);
+
     const named = (username: string) => ({ ...redditItem(uriOf(100)), username });
     expect(canonicalItem(named('a'.repeat(MAX_AUTHOR_LENGTH)))).toBeDefined();
     expect(canonicalItem(named('a'.repeat(MAX_AUTHOR_LENGTH + 1)))).toBeUndefined();

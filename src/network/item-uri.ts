@@ -32,11 +32,15 @@ export function canonicalUri(item: DataItem): string | undefined {
  * The longest uri kept, and the longest Reddit author name. Both are keys of btree indexes (the
  * item store's, a task's items), whose entries Postgres caps at 2,704 bytes: one longer key
  * failed the whole statement, and every other item of a stored fetch or a task's collection with
- * it (an audit's finding). Reddit's own addresses stay under 200 characters (a subreddit of at
- * most 21, ids of 7 to 10, a title slug Reddit cuts near 50) and its names under 21; an X uri and
- * handle are bounded by their shape (X_STATUS_PATH).
+ * it (an audit's finding). Reddit's own addresses: a subreddit of at most 21 characters, base-36
+ * ids, and a slug of up to 50 characters of the title, Unicode letters too, which the uri holds
+ * percent-encoded (9 characters for a Chinese or Hindi letter, 12 for an emoji): some 700 at
+ * most, where 512 refused real comments (a review). Its names are at most 20 characters; 64
+ * leaves room for what miners file, such as `[deleted]`. An X uri and handle are bounded by their
+ * shape (X_STATUS_PATH). With the longest label (140 characters) and name, an index entry stays
+ * near 1,800 bytes.
  */
-export const MAX_URI_LENGTH = 512;
+export const MAX_URI_LENGTH = 1024;
 export const MAX_AUTHOR_LENGTH = 64;
 
 /**

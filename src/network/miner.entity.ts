@@ -71,7 +71,8 @@ export class MinerEntity {
  * The miner index's columns (migrations MinerIndex, IndexMissedSyncs), declared for the schema
  * only, and without a property on the class: never selected, inserted or updated through the
  * entity (the miner index reads and writes them in SQL). Declared as class fields, they would be
- * keys of every miner `find` returns (undefined: ES2022 fields), which they never were.
+ * keys of every miner `find` returns (undefined: ES2022 fields), which they never were. A `save`
+ * through the repository would read them back onto the object it saved; nothing saves miners so.
  */
 const SCHEMA_ONLY = { select: false, insert: false, update: false } as const;
 Column({ name: 'index_synced_at', type: 'timestamptz', nullable: true, ...SCHEMA_ONLY })(
