@@ -52,6 +52,8 @@ const NETWORK_PUBLIC = [
   'answered-items',
   'x-post-id',
   'x-content',
+  // The erased-authors register's keys and the SQL an insert leaves a registered author out by.
+  'erased-authors',
   // The miner index's totals, read by the statistics (NetworkModule exports its module).
   'index/miner-index.service',
   // Who this gateway is on the network: loaded at start, injected where it signs or is named.

@@ -42,6 +42,7 @@ import { LabelIdsCycle1764990000000 } from './migrations/1764990000000-LabelIdsC
 import { StoredItemsLabelKey1765000000000 } from './migrations/1765000000000-StoredItemsLabelKey';
 import { DatasetWrittenAt1765010000000 } from './migrations/1765010000000-DatasetWrittenAt';
 import { JobStatusCheckAndColumnTypes1765020000000 } from './migrations/1765020000000-JobStatusCheckAndColumnTypes';
+import { ErasedAuthors1765030000000 } from './migrations/1765030000000-ErasedAuthors';
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,
@@ -84,6 +85,7 @@ export const MIGRATIONS = [
   StoredItemsLabelKey1765000000000,
   DatasetWrittenAt1765010000000,
   JobStatusCheckAndColumnTypes1765020000000,
+  ErasedAuthors1765030000000,
 ];
 
 /**

@@ -13,6 +13,7 @@ import { FileMetagraphSource } from './metagraph/file-metagraph-source';
 import { METAGRAPH_SOURCE, MetagraphSource } from './metagraph/metagraph-source';
 import { MetagraphService } from './metagraph/metagraph.service';
 import { MinerEntity } from './miner.entity';
+import { ErasedAuthorsRepository } from './erased-authors.repository';
 import { IndexSpotChecks } from './index-sync/index-spot-checks';
 import { IndexSyncService } from './index-sync/index-sync.service';
 import { MinerIndexModule } from './index/miner-index.module';
@@ -49,6 +50,7 @@ import { MinerClient } from './transport/miner-client';
     CredibilityRecorder,
     BucketReader,
     { provide: ItemStore, useClass: ItemStoreRepository },
+    ErasedAuthorsRepository,
     CallBudgets,
     CallBudgetRepository,
     StoredDataService,

@@ -13,6 +13,8 @@ import { MetagraphService } from './metagraph/metagraph.service';
 import { MinerState, ServingMiner } from './miner.entity';
 import { MinersRepository } from './miners.repository';
 import { LiveQueryService, SERVED_MEMORY_MS } from './live-query.service';
+import { authorOfItem } from './erased-authors';
+import { ErasedAuthorsRepository } from './erased-authors.repository';
 import { NetworkService } from './network.service';
 import { indexNotLoaded, partialAndEmpty } from './stored/empty-answers';
 import { DataItem, NetworkQuery } from './protocol';
@@ -127,6 +129,8 @@ function setUp(
     },
   } as unknown as MinerClient;
   const stored = { answer: jest.fn(() => Promise.resolve(STORED)) };
+  /** The erased-authors register's authors (authorKey). */
+  const erased = new Set<string>();
   /** No index loaded, as before any sync. */
   const index = {
     indexFreshness: jest.fn((): Promise<IndexFreshness> =>
@@ -198,6 +202,7 @@ function setUp(
     stored as unknown as StoredDataService,
     live,
     index as unknown as MinerIndexService,
+    erasedAuthors(erased),
   );
   const advance = (ms: number) => (now += ms);
   return {
@@ -211,7 +216,16 @@ function setUp(
     advance,
     miners,
     credibility,
+    erased,
   };
+}
+
+/** The register's on-demand read over `erased`, as ErasedAuthorsRepository answers it. */
+function erasedAuthors(erased: ReadonlySet<string>): ErasedAuthorsRepository {
+  return {
+    withoutErased: (_source: unknown, items: readonly DataItem[]) =>
+      Promise.resolve(items.filter((item) => !erased.has(authorOfItem(item)))),
+  } as unknown as ErasedAuthorsRepository;
 }
 
 // A budget audit read the index sync's calls in the call lines as users' (`purpose: "user"`).
@@ -274,6 +288,19 @@ describe(`${NetworkService.name} on-demand modes`, () => {
     expect(result.minersFailed).toEqual({ count: 0, reasons: {} });
   });
 
+  // An erased author's live posts come straight from miners: the register keeps them out of a
+  // user's answer (and so of the cache it is kept in); a task's page stays whole for its paging,
+  // its insert leaves them out.
+  it("live: leaves an erased author's items out of a user's answer, not out of a task's", async () => {
+    const held = [toWireEntity(X_POST)];
+    const { service, erased } = setUp('live', 3, 3, [], {}, {}, { 1: held, 2: held, 3: held });
+    const asked = { ...QUERY, keywords: [] };
+    expect((await service.query(asked)).items).toHaveLength(1);
+    erased.add(authorOfItem(X_POST));
+    expect((await service.query(asked)).items).toEqual([]);
+    expect((await service.query(asked, 'task')).items).toHaveLength(1);
+  });
+
   // A straggler's call runs to its own deadline: cut at a grace after the quorum (an abort signal
   // passed along), an honest miner slower than the others was scored as a timeout (an audit's).
   it('live: gives each call the whole query deadline and nothing that cuts it shorter', async () => {
@@ -321,6 +348,7 @@ describe(`${NetworkService.name} on-demand modes`, () => {
       {} as StoredDataService,
       {} as LiveQueryService,
       {} as MinerIndexService,
+      {} as ErasedAuthorsRepository,
     ).onModuleInit();
 
     const miner = (uid: number) => ({ uid, hotkey: `hk-${uid}` });
@@ -890,6 +918,7 @@ function reading(holding: BucketHolder[], spent: ReadonlySet<string>) {
     {} as StoredDataService,
     {} as LiveQueryService,
     index as unknown as MinerIndexService,
+    {} as ErasedAuthorsRepository,
   );
   return { service, index, asked };
 }
@@ -947,6 +976,7 @@ describe(`${NetworkService.name}.readBucket`, () => {
       {} as StoredDataService,
       {} as LiveQueryService,
       { holders } as unknown as MinerIndexService,
+      {} as ErasedAuthorsRepository,
     );
     expect(await service.readBucket(2, 7, 5)).toEqual({
       status: 'error',

@@ -8,6 +8,7 @@ import {
   HOLDERS_CONSIDERED,
 } from './buckets/bucket-reader';
 import { CredibilityRecorder } from './credibility-recorder';
+import { ErasedAuthorsRepository } from './erased-authors.repository';
 import { IndexRow, InvalidIndexError, parseCompressedIndex } from './index/compressed-index';
 import { IndexFreshness, HotkeyCheck, MinerCalls, MinerCounts } from './network-status';
 import { OnDemandAnswers } from './on-demand-answers';
@@ -57,6 +58,7 @@ export class NetworkService implements OnModuleInit {
     private readonly storedData: StoredDataService,
     private readonly live: LiveQueryService,
     private readonly index: MinerIndexService,
+    private readonly erasedAuthors: ErasedAuthorsRepository,
   ) {
     this.onDemand = new OnDemandAnswers(config, live, storedData, index, (synapse) =>
       this.availableMiners(synapse),
@@ -193,9 +195,21 @@ export class NetworkService implements OnModuleInit {
       );
   }
 
-  /** Answers an on-demand query as ON_DEMAND_MODE says (OnDemandAnswers). */
-  query(query: NetworkQuery, purpose: QueryPurpose = 'user'): Promise<NetworkQueryResult> {
-    return this.onDemand.answer(query, purpose);
+  /**
+   * Answers an on-demand query as ON_DEMAND_MODE says (OnDemandAnswers); a user's without the
+   * items of authors in the erased-authors register. Every user's answer, live or stored, comes
+   * through here before the data query returns and caches it. Live items come straight from
+   * miners and pass no insert that would leave them out, so this reads the register: one indexed
+   * query with the answer's distinct authors per answer, where the miners' fan-out before it
+   * costs hundreds of times more. A task's answer is left whole: its collection pages by the
+   * answer's size and oldest item (a filtered page looked short and stopped paging back), and
+   * its insert (TaskLifecycleRepository.addItems) leaves the author out.
+   */
+  async query(query: NetworkQuery, purpose: QueryPurpose = 'user'): Promise<NetworkQueryResult> {
+    const result = await this.onDemand.answer(query, purpose);
+    if (purpose !== 'user') return result;
+    const items = await this.erasedAuthors.withoutErased(query.source, result.items);
+    return items.length === result.items.length ? result : { ...result, items };
   }
 
   /**

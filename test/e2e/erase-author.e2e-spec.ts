@@ -69,7 +69,8 @@ describe('The erase-author command', () => {
   beforeEach(() => (dataDir = mkdtempSync(join(tmpdir(), 'erase-author-'))));
   afterEach(async () => {
     rmSync(dataDir, { recursive: true, force: true });
-    await database.query('TRUNCATE stored_items, stored_bucket_fetches');
+    // The register too: the first test's erasure of erin keeps her out of the next one's store.
+    await database.query('TRUNCATE stored_items, stored_bucket_fetches, erased_authors');
   });
 
   it("erases the author's posts and prints the summary, exit status 0", async () => {
@@ -85,6 +86,7 @@ describe('The erase-author command', () => {
     expect(exit.stdout[0]).toBe(
       `Erasure of REDDIT author "erin", datasets under ${dataDir}/datasets`,
     );
+    expect(exit.stdout[1]).toMatch(/^erased_authors: registered at \S+: kept out of /);
     expect(exit.stdout).toContain('stored_items: 1 row removed');
     expect(exit.stdout).toContain('Still to do:');
     expect(await erinsStored()).toBe(0);

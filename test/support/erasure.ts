@@ -128,7 +128,10 @@ export const uriOf = (task: string, n: number) =>
 export function erasureFixture(own: string) {
   const fixture = compileFixture(own);
   const now = () => new Date(T0 + 60_000);
-  afterEach(() => fixture.database.query('TRUNCATE stored_items, stored_bucket_fetches'));
+  // The register too: a test's erasure of erin keeps her out of the next test's stored items.
+  afterEach(() =>
+    fixture.database.query('TRUNCATE stored_items, stored_bucket_fetches, erased_authors'),
+  );
 
   const task = async (id: string) =>
     (

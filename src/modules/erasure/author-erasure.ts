@@ -1,6 +1,6 @@
 import { DatasetErasure, DatasetErasureOutcome } from '../tasks/dataset-erasure';
 import { eraseFromSetAside, SetAsideErasureOutcome } from '../tasks/set-aside-erasure';
-import { AuthorItemsRepository, TaskItemCounts } from './author-items.repository';
+import { AuthorItemsRepository, RegisteredAuthor, TaskItemCounts } from './author-items.repository';
 import { CachedAnswersOutcome } from './cached-answers';
 import { ErasedAuthor, isAuthorOf } from './erased-author';
 
@@ -9,6 +9,11 @@ export interface ErasureReport {
   author: ErasedAuthor;
   dryRun: boolean;
   dataDir: string;
+  /**
+   * The author in the erased-authors register: registered by this run or an earlier one; for a
+   * dry run, `added: false` when an earlier run did, null when none did.
+   */
+  register: RegisteredAuthor | null;
   storedItems: number;
   /** The author's items in tasks not yet compiled or failed (and completed within the hour). */
   taskItems: TaskItemCounts;
@@ -26,8 +31,10 @@ export interface ErasureReport {
 }
 
 /**
- * An author's erasure (a GDPR-style request): the author's posts out of the item store, the
- * tasks' collected items, every completed dataset and the copies set aside beside them. The
+ * An author's erasure (a GDPR-style request): the author in the erased-authors register, which
+ * keeps them out of what is stored and answered from then on, then the author's posts out of
+ * the item store, the tasks' collected items, every completed dataset and the copies set aside
+ * beside them. The
  * tables go first: a collection or a compile reads them, and a dataset compiled after this
  * reads no row of the author. Run by the operator's command (erase-author-command.ts) beside
  * the running service: every step holds what the service's own writers hold.
@@ -39,7 +46,19 @@ export class AuthorErasure {
     private readonly dataDir: string,
   ) {}
 
+  /**
+   * The author is registered first, committed before anything is deleted: an insert that begins
+   * after it leaves the author out, so what the deletes find is all there is, but for a
+   * collection's or fetch's statement already under way as the register committed, which may
+   * store the author's items after the delete read the table (docs/decisions.md, "An author's
+   * erasure").
+   */
   async erase(author: ErasedAuthor, dryRun: boolean): Promise<ErasureReport> {
+    const register = dryRun
+      ? await this.items
+          .registered(author)
+          .then((erasedAt) => (erasedAt === null ? null : { erasedAt, added: false }))
+      : await this.items.register(author);
     const storedItems = dryRun
       ? await this.items.countStored(author)
       : await this.items.deleteStored(author);
@@ -53,6 +72,7 @@ export class AuthorErasure {
       author,
       dryRun,
       dataDir: this.dataDir,
+      register,
       storedItems,
       taskItems,
       datasets,

@@ -3,6 +3,12 @@ import { returningRows } from '../../database/returning-rows';
 import { toSourceId, toSourceName } from '../../network/sources';
 import { ErasedAuthor, isAuthorName } from './erased-author';
 
+/** An author in the erased-authors register: since when, and whether this run added them. */
+export interface RegisteredAuthor {
+  erasedAt: Date;
+  added: boolean;
+}
+
 /** An author's items in one task (task_items), by task id. */
 export type TaskItemCounts = Map<string, number>;
 
@@ -15,6 +21,37 @@ export type TaskItemCounts = Map<string, number>;
  */
 export class AuthorItemsRepository {
   constructor(private readonly dataSource: DataSource) {}
+
+  /**
+   * Records the author in the erased-authors register (`erased_authors`), in a statement of its
+   * own, committed when it returns: from then on the item store's and the tasks' inserts and
+   * on-demand answers leave the author out (src/network/erased-authors.ts). Answers when the
+   * author was registered, and whether by this call: a run again keeps the first time.
+   */
+  async register(author: ErasedAuthor): Promise<RegisteredAuthor> {
+    const [row] = await this.dataSource.query<{ erased_at: Date; added: boolean }[]>(
+      `WITH added AS (
+         INSERT INTO erased_authors (source, author, erased_at) VALUES ($1, $2, now())
+         ON CONFLICT (source, author) DO NOTHING RETURNING erased_at)
+       SELECT erased_at, true AS added FROM added
+       UNION ALL
+       SELECT erased_at, false FROM erased_authors WHERE source = $1 AND author = $2`,
+      [toSourceId(author.source), author.username],
+    );
+    if (row) return { erasedAt: row.erased_at, added: row.added };
+    // Another run registered the author as this one did, and committed after this statement
+    // began: its row is there now.
+    return { erasedAt: (await this.registered(author))!, added: false };
+  }
+
+  /** When the author was registered (register), or null: what a dry run says. */
+  async registered(author: ErasedAuthor): Promise<Date | null> {
+    const [row] = await this.dataSource.query<{ erased_at: Date }[]>(
+      'SELECT erased_at FROM erased_authors WHERE source = $1 AND author = $2',
+      [toSourceId(author.source), author.username],
+    );
+    return row?.erased_at ?? null;
+  }
 
   async countStored(author: ErasedAuthor): Promise<number> {
     const [{ items }] = await this.dataSource.query<{ items: number }[]>(

@@ -48,6 +48,7 @@ export function describeErasure(report: ErasureReport): string[] {
   );
   const lines = [
     `${dryRun ? 'Dry run (nothing changed): erasure' : 'Erasure'} of ${source} author "${author.username}", datasets under ${report.dataDir}/datasets`,
+    registerLine(report),
     `stored_items: ${plural(report.storedItems, 'row')} ${verb}`,
     `task_items: ${plural(taskItems, 'row')} ${verb}` +
       (report.taskItems.size > 0
@@ -99,6 +100,16 @@ function cachedAnswersLine(report: ErasureReport): string[] {
   return [];
 }
 
+/** What the erased-authors register holds of the author. */
+function registerLine({ register, dryRun }: ErasureReport): string {
+  const keptOut = 'kept out of the item store, task collections and on-demand answers from now on';
+  if (register === null) return `erased_authors: would be registered (${keptOut})`;
+  const since = register.erasedAt.toISOString();
+  return register.added
+    ? `erased_authors: registered at ${since}: ${keptOut}`
+    : `erased_authors: registered already (since ${since})${dryRun ? '' : `: ${keptOut}`}`;
+}
+
 /** What the operator still has to do: the places no command of this service reaches. */
 function stillToDo(report: ErasureReport): string[] {
   const lines = ['Still to do:'];
@@ -123,9 +134,12 @@ function stillToDo(report: ErasureReport): string[] {
     );
   lines.push(
     '- backups: every backup of the database or of DATA_DIR made before now still holds the ' +
-      'posts, and a restore brings them back: run the command again after any restore',
-    '- miners may still hold the posts and serve them again to an on-demand query or a task ' +
-      'collection: run the command again later to take out what came back',
+      "posts and lacks the register's row, and a restore brings the posts back: keep your own " +
+      'list of erased authors and run the command again for each after any restore',
+    '- a collection or fetch already under way as the author was registered may have stored ' +
+      'some of their posts after this run read the tables: run the command again in a few ' +
+      'minutes (miners still hold the posts; the register keeps them out of what is stored and ' +
+      'answered from now on)',
     cachedAnswersToDo(report),
   );
   return lines;

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { retryDelaySql } from '../../common/retry-delay';
 import { affectedCount, returningRows } from '../../database/returning-rows';
+import { authorOfItem, notErasedSql, sourceIdOfItem } from '../../network/erased-authors';
 import { canonicalItem } from '../../network/item-uri';
 import { DataItem } from '../../network/protocol';
 import { CollectionProgress } from './collection-paging';
@@ -81,6 +82,9 @@ export class TaskLifecycleRepository {
    * window (pages ask within it; this keeps a miner's stray answer out of the dataset too). An
    * item whose uri does not name it is left out, whichever path brought it, and the others are
    * kept under their uri's canonical form, so one post is one task item (see item-uri.ts).
+   * An item of an author in the erased-authors register is left out by the INSERT itself
+   * (notErasedSql: one statement, no read before it for an erasure to slip between), counted
+   * neither as added nor as outside the window.
    */
   async addItems(
     taskId: string,
@@ -94,7 +98,8 @@ export class TaskLifecycleRepository {
         { added: number; outside_window: number }[]
       >(
         `WITH offered AS (
-           SELECT * FROM unnest($2::text[], $3::timestamptz[], $4::jsonb[]) AS i(uri, datetime, item)
+           SELECT * FROM unnest($2::text[], $3::timestamptz[], $4::jsonb[], $6::smallint[],
+                                $7::text[]) AS i(uri, datetime, item, source, author)
          ), kept AS (
            SELECT offered.* FROM offered JOIN scraping_tasks task ON task.id = $1
            WHERE (task.post_start IS NULL OR offered.datetime >= task.post_start)
@@ -102,6 +107,7 @@ export class TaskLifecycleRepository {
          ), inserted AS (
            INSERT INTO task_items (task_id, uri, datetime, item, collected_at)
            SELECT $1, uri, datetime, item, $5 FROM kept
+           WHERE ${notErasedSql('kept.source', 'kept.author')}
            ON CONFLICT (task_id, uri) DO NOTHING RETURNING uri
          )
          SELECT (SELECT count(*)::int FROM inserted) AS added,
@@ -112,6 +118,8 @@ export class TaskLifecycleRepository {
           items.map((item) => item.datetime),
           items.map((item) => JSON.stringify(item)),
           now.toISOString(),
+          items.map((item) => sourceIdOfItem(item) ?? null),
+          items.map(authorOfItem),
         ],
       );
       await manager.query(

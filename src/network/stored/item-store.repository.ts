@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { compareText } from '../../common/compare-text';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { authorKey, cutLabel, DataItem, normalizeLabel, timeBucketId } from '../protocol';
+import { authorOfItem, notErasedSql } from '../erased-authors';
+import { cutLabel, normalizeLabel, timeBucketId } from '../protocol';
 import { SourceId } from '../sources';
 import { findPageSql, PageRow } from './find-items-sql';
 import { canonicalItem } from '../item-uri';
@@ -184,7 +185,8 @@ interface FetchRow {
  * is left out, as is one whose uri does not name it (the others are kept under their uri's
  * canonical form, so one post is one row however miners spell it): every path is checked
  * (the callers drop and count such items against the miner first), and this is the one place
- * none of them can skip.
+ * none of them can skip. An erased author's items (`erased_authors`) are left out there too, by
+ * the INSERT itself (saveSql).
  */
 function itemRows(delivery: BucketDelivery): ItemRow[] {
   const rows = new Map<string, ItemRow>();
@@ -202,7 +204,7 @@ function itemRows(delivery: BucketDelivery): ItemRow[] {
       timeBucket,
       datetime: new Date(time).toISOString(),
       label,
-      username: authorOf(item),
+      username: authorOfItem(item),
       json: JSON.stringify(item),
       contentBytes,
     });
@@ -231,12 +233,6 @@ function uniqueRows(rows: readonly ItemRow[]): ItemRow[] {
   );
 }
 
-/** Lower-cased, without `@`, as usernames are queried; X keeps it under `user`. */
-function authorOf(item: DataItem): string {
-  const holder = 'user' in item ? item.user : item;
-  return authorKey(typeof holder?.username === 'string' ? holder.username : '');
-}
-
 /**
  * What two miners' copies of one post must agree on to corroborate it, as SQL over a stored
  * item's jsonb: what the post says and who said it where (X: text, author; Reddit: body, title,
@@ -260,7 +256,9 @@ function contentOf(item: string): string {
  * transaction of both; BEGIN, two statements and COMMIT were four on the path of a first fetch
  * after its slowest miner answered). Items: one INSERT from arrays, merged by (source, uri,
  * hour, label) with the miners that sent them before, when their content agrees (contentOf); a
- * disagreeing copy leaves the row as it was. Fetches: the newest per bucket and
+ * disagreeing copy leaves the row as it was. An item of an author in the erased-authors register
+ * is not inserted (notErasedSql, read in this statement: no read before it for an erasure to
+ * slip between); the fetch rows still count what the miner delivered. Fetches: the newest per bucket and
  * miner (a late answer to an older call does not replace it); each delivery counts its own items
  * (one per uri, hour and label), whatever the others hold.
  */
@@ -287,6 +285,7 @@ function saveSql(
        FROM unnest($3::smallint[], $4::text[], $5::int[], $6::timestamptz[], $7::text[],
                    $8::text[], $9::text[], $10::int[])
          AS u(source, uri, time_bucket, datetime, label, username, item, content_bytes)
+       WHERE ${notErasedSql('u.source', 'u.username')}
        ON CONFLICT (source, uri, time_bucket, label) DO UPDATE SET
          delivered_by = CASE WHEN $1 = ANY(s.delivered_by) THEN s.delivered_by
                              ELSE s.delivered_by || $1::text END,

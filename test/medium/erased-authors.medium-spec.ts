@@ -1,0 +1,150 @@
+import { TaskLifecycleRepository } from '../../src/modules/tasks/task-lifecycle.repository';
+import { ErasedAuthorsRepository } from '../../src/network/erased-authors.repository';
+import { generateCorpus } from '../../src/devnet/corpus';
+import { XItem } from '../../src/network/protocol';
+import { redditComment } from '../support/items';
+import { insertExpiredTask } from '../support/expired-tasks';
+import { erasureFixture, storeComments, T0 } from '../support/erasure';
+
+/**
+ * The erased-authors register: the command records the author before it deletes anything, and
+ * the writers every path goes through (the item store's save, a task's addItems) and on-demand
+ * answers (ErasedAuthorsRepository, read by NetworkService.query) keep the author out from then
+ * on. What the command takes out: author-erasure.medium-spec.ts.
+ */
+describe('The erased-authors register', () => {
+  const { fixture, eraseErin, erase } = erasureFixture('erasedreg');
+
+  const registered = () =>
+    fixture.database.query<{ source: number; author: string; erased_at: Date }[]>(
+      'SELECT source, author, erased_at FROM erased_authors ORDER BY source, author',
+    );
+  const storedNames = async () =>
+    (
+      await fixture.database.query<{ username: string }[]>(
+        'SELECT username FROM stored_items ORDER BY username',
+      )
+    ).map((row) => row.username);
+
+  it('is written by the command, and keeps the author out of the item store from then on', async () => {
+    const run = await eraseErin();
+
+    expect(run.status).toBe(0);
+    expect(await registered()).toEqual([
+      { source: 1, author: 'erin', erased_at: expect.any(Date) as Date },
+    ]);
+    expect(run.stdout).toContainEqual(
+      expect.stringMatching(
+        /^erased_authors: registered at \S+: kept out of the item store, task collections and on-demand answers from now on$/,
+      ),
+    );
+    // A miner serves erin's comment again, spelled as records may spell it, beside dave's.
+    await storeComments(fixture.database, ['@Erin ', 'dave', 'ERIN']);
+    expect(await storedNames()).toEqual(['dave']);
+  });
+
+  // Registered in a statement of its own before anything is deleted: a run that fails at its
+  // first delete has kept the author out already.
+  it('is committed before the deletes: a run whose delete fails has registered the author', async () => {
+    await storeComments(fixture.database, ['erin']);
+    await fixture.database.query(
+      `CREATE FUNCTION refuse_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN RAISE EXCEPTION 'delete refused'; END $$`,
+    );
+    await fixture.database.query(
+      `CREATE TRIGGER refuse_delete BEFORE DELETE ON stored_items
+       FOR EACH STATEMENT EXECUTE FUNCTION refuse_delete()`,
+    );
+    try {
+      const run = await eraseErin();
+
+      expect(run.status).toBe(1);
+      expect(run.stderr).toEqual([expect.stringMatching(/^erasure failed: delete refused/)]);
+      expect(await registered()).toEqual([
+        { source: 1, author: 'erin', erased_at: expect.any(Date) as Date },
+      ]);
+    } finally {
+      await fixture.database.query('DROP TRIGGER refuse_delete ON stored_items');
+      await fixture.database.query('DROP FUNCTION refuse_delete()');
+    }
+  });
+
+  it("keeps the author out of a task's collected items, and keeps the others'", async () => {
+    await insertExpiredTask(fixture.database, 'active', T0 + 86_400_000, 0, 60_000);
+    await eraseErin();
+    const comment = (n: number, username: string) => {
+      const uri = `https://www.reddit.com/r/bitcoin/comments/abc/title/again${n}/`;
+      const datetime = new Date(T0 - n * 60_000).toISOString();
+      return redditComment({ uri, url: uri, id: `t1_again${n}`, username, datetime });
+    };
+
+    const { added, outsideWindow } = await new TaskLifecycleRepository(fixture.database).addItems(
+      'active',
+      [comment(1, '@Erin'), comment(2, 'dave'), comment(3, ' erin ')],
+      { head: new Date(T0), cursor: null, floor: null, backNext: false },
+      new Date(T0),
+    );
+
+    expect({ added, outsideWindow }).toEqual({ added: 1, outsideWindow: 0 });
+    const kept = await fixture.database.query<{ username: string }[]>(
+      "SELECT item->>'username' AS username FROM task_items WHERE task_id = 'active'",
+    );
+    expect(kept).toEqual([{ username: 'dave' }]);
+    const [{ items_collected }] = await fixture.database.query<{ items_collected: number }[]>(
+      "SELECT items_collected FROM scraping_tasks WHERE id = 'active'",
+    );
+    expect(items_collected).toBe(1);
+  });
+
+  it('registers nothing in a dry run, and says it would', async () => {
+    const run = await eraseErin('--dry-run');
+
+    expect(run.status).toBe(0);
+    expect(await registered()).toEqual([]);
+    expect(run.stdout).toContainEqual(
+      'erased_authors: would be registered (kept out of the item store, task collections and on-demand answers from now on)',
+    );
+    await storeComments(fixture.database, ['erin']);
+    expect(await storedNames()).toEqual(['erin']);
+  });
+
+  it('is kept as it was by a run again: one row, its first time', async () => {
+    await eraseErin();
+    const [first] = await registered();
+
+    const again = await eraseErin();
+    const dryRun = await eraseErin('--dry-run');
+
+    expect(again.status).toBe(0);
+    expect(await registered()).toEqual([first]);
+    const since = first.erased_at.toISOString();
+    expect(again.stdout).toContainEqual(
+      `erased_authors: registered already (since ${since}): kept out of the item store, task collections and on-demand answers from now on`,
+    );
+    expect(dryRun.stdout).toContainEqual(`erased_authors: registered already (since ${since})`);
+  });
+
+  /** An X post of the author `username`. */
+  const xPost = (username: string): XItem => {
+    const [post] = generateCorpus({ seed: 13, now: new Date(T0), size: { x: 1, reddit: 0 } })
+      .items as XItem[];
+    return { ...post, user: { ...post.user, username } };
+  };
+
+  it("answers on-demand items without a registered author's, of that source only", async () => {
+    await eraseErin();
+    await erase('x', 'SomeHandle');
+    const items = [
+      redditComment({ username: '@Erin' }),
+      redditComment({ username: 'dave' }),
+      xPost('somehandle'),
+    ];
+    const answers = new ErasedAuthorsRepository(fixture.database);
+
+    expect(await answers.withoutErased('reddit', items)).toEqual([items[1], items[2]]);
+    // Reddit's erin is no X account's: an X answer keeps an X erin.
+    const xErin = xPost('erin');
+    expect(await answers.withoutErased('x', [xErin, items[2]])).toEqual([xErin]);
+    expect(await answers.withoutErased('x', [])).toEqual([]);
+  });
+});
