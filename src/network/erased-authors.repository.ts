@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { Source } from '../common/source';
 import { authorOfItem } from './erased-authors';
 import { DataItem } from './protocol';
-import { toSourceId } from './sources';
+import { SourceId } from './sources';
 
 /**
  * The register as on-demand answers read it: items come straight from miners there, written by
@@ -20,12 +19,12 @@ export class ErasedAuthorsRepository {
    * hundreds of milliseconds, this one a millisecond, and it is the one read that keeps an
    * erased author out of live answers and of the cache they are kept in.
    */
-  async withoutErased(source: Source, items: readonly DataItem[]): Promise<DataItem[]> {
+  async withoutErased(source: SourceId, items: readonly DataItem[]): Promise<DataItem[]> {
     if (items.length === 0) return [...items];
     const authors = [...new Set(items.map(authorOfItem))];
     const rows = await this.dataSource.query<{ author: string }[]>(
       'SELECT author FROM erased_authors WHERE source = $1 AND author = ANY($2::text[])',
-      [toSourceId(source), authors],
+      [source, authors],
     );
     if (rows.length === 0) return [...items];
     const erased = new Set(rows.map((row) => row.author));

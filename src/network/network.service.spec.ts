@@ -17,7 +17,7 @@ import { authorOfItem } from './erased-authors';
 import { ErasedAuthorsRepository } from './erased-authors.repository';
 import { NetworkService } from './network.service';
 import { indexNotLoaded, partialAndEmpty } from './stored/empty-answers';
-import { DataItem, NetworkQuery } from './protocol';
+import { DataItem, NetworkQuery, XItem } from './protocol';
 import { StoredAnswer } from './stored/stored-answer';
 import { StoredDataService } from './stored/stored-data.service';
 import { BudgetLeft, CallBudgets } from './transport/call-budgets';
@@ -918,7 +918,7 @@ function reading(holding: BucketHolder[], spent: ReadonlySet<string>) {
     {} as StoredDataService,
     {} as LiveQueryService,
     index as unknown as MinerIndexService,
-    {} as ErasedAuthorsRepository,
+    erasedAuthors(new Set()),
   );
   return { service, index, asked };
 }
@@ -984,5 +984,36 @@ describe(`${NetworkService.name}.readBucket`, () => {
         "Bucket 7 is in the miners' data index, but none of its 3 holders can be asked now (failing, at a refused address (address_refused) or serving no axon: system-status' miner_index counts them), and it was not fetched before",
     });
     expect(read).toHaveBeenCalledWith(2, 7, [], ['#ai', '#ai', '#ai']);
+  });
+
+  // A miner's live bucket passes no insert that would leave an erased author out.
+  it("answers a bucket without an erased author's items", async () => {
+    const post = X_POST as XItem;
+    const other: XItem = { ...post, user: { ...post.user, username: 'someone_else' } };
+    const bucket = {
+      status: 'success' as const,
+      cached: false,
+      miner: { uid: 1, hotkey: 'hk1' },
+      label: '#ai',
+      claimedBytes: 10,
+      fetchedAt: new Date(0),
+      items: [X_POST, other],
+    };
+    const held = [{ uid: 1, hotkey: 'hk1', label: '#ai', bytes: 10 }];
+    const service = new NetworkService(
+      { minerCalls: () => ({ allowed: true }) } as unknown as MetagraphService,
+      {} as MinerClient,
+      {} as MinersRepository,
+      {} as CredibilityRecorder,
+      { read: () => Promise.resolve(bucket) } as unknown as BucketReader,
+      {} as CallBudgets,
+      testConfig(),
+      {} as StoredDataService,
+      {} as LiveQueryService,
+      { holders: () => Promise.resolve(held) } as unknown as MinerIndexService,
+      erasedAuthors(new Set([authorOfItem(X_POST)])),
+    );
+
+    expect(await service.readBucket(2, 7, 5)).toEqual({ ...bucket, items: [other] });
   });
 });

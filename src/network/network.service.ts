@@ -19,7 +19,7 @@ import { MinerEntity, ServingMiner } from './miner.entity';
 import { MinersRepository } from './miners.repository';
 import { BucketKey, NetworkQuery } from './protocol';
 import { NetworkQueryResult } from './query-result';
-import { SourceId } from './sources';
+import { SourceId, toSourceId } from './sources';
 import { getMinerIndexFields, readCompressedIndex, WrongAnswerError } from './sn13/messages';
 import { SYNAPSE_NAMES, SynapseName } from '../common/synapse-names';
 import { StoredDataService } from './stored/stored-data.service';
@@ -208,7 +208,7 @@ export class NetworkService implements OnModuleInit {
   async query(query: NetworkQuery, purpose: QueryPurpose = 'user'): Promise<NetworkQueryResult> {
     const result = await this.onDemand.answer(query, purpose);
     if (purpose !== 'user') return result;
-    const items = await this.erasedAuthors.withoutErased(query.source, result.items);
+    const items = await this.erasedAuthors.withoutErased(toSourceId(query.source), result.items);
     return items.length === result.items.length ? result : { ...result, items };
   }
 
@@ -217,9 +217,23 @@ export class NetworkService implements OnModuleInit {
    * query_bucket: from the index's holders (up to HOLDERS_CONSIDERED, most credible first, each
    * with the label and size its index claims), or from an earlier fetch. A miner's last
    * GetDataEntityBucket call is taken only while the spot checks keep their share of the miners
-   * that can be asked it (INDEX_SPOT_CHECK_RESERVE, checked by CallBudgets).
+   * that can be asked it (INDEX_SPOT_CHECK_RESERVE, checked by CallBudgets). Without the items
+   * of authors in the erased-authors register, as a user's on-demand answer (query).
    */
   async readBucket(
+    source: SourceId,
+    timeBucket: number,
+    labelId: number | undefined,
+  ): Promise<BucketAnswer> {
+    const answer = await this.bucketOfHolders(source, timeBucket, labelId);
+    if (answer.status !== 'success') return answer;
+    // A miner's live bucket passes no insert that would leave an erased author out (query).
+    const items = await this.erasedAuthors.withoutErased(source, answer.items);
+    return items.length === answer.items.length ? answer : { ...answer, items };
+  }
+
+  /** readBucket's answer, an erased author's items still in it. */
+  private async bucketOfHolders(
     source: SourceId,
     timeBucket: number,
     labelId: number | undefined,

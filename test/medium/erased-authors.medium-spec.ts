@@ -35,7 +35,7 @@ describe('The erased-authors register', () => {
     ]);
     expect(run.stdout).toContainEqual(
       expect.stringMatching(
-        /^erased_authors: registered at \S+: kept out of the item store, task collections and on-demand answers from now on$/,
+        /^erased_authors: registered at \S+: kept out of the item store, task collections, on-demand answers and query_bucket from now on$/,
       ),
     );
     // A miner serves erin's comment again, spelled as records may spell it, beside dave's.
@@ -102,7 +102,7 @@ describe('The erased-authors register', () => {
     expect(run.status).toBe(0);
     expect(await registered()).toEqual([]);
     expect(run.stdout).toContainEqual(
-      'erased_authors: would be registered (kept out of the item store, task collections and on-demand answers from now on)',
+      'erased_authors: would be registered (kept out of the item store, task collections, on-demand answers and query_bucket from now on)',
     );
     await storeComments(fixture.database, ['erin']);
     expect(await storedNames()).toEqual(['erin']);
@@ -119,7 +119,7 @@ describe('The erased-authors register', () => {
     expect(await registered()).toEqual([first]);
     const since = first.erased_at.toISOString();
     expect(again.stdout).toContainEqual(
-      `erased_authors: registered already (since ${since}): kept out of the item store, task collections and on-demand answers from now on`,
+      `erased_authors: registered already (since ${since}): kept out of the item store, task collections, on-demand answers and query_bucket from now on`,
     );
     expect(dryRun.stdout).toContainEqual(`erased_authors: registered already (since ${since})`);
   });
@@ -141,10 +141,10 @@ describe('The erased-authors register', () => {
     ];
     const answers = new ErasedAuthorsRepository(fixture.database);
 
-    expect(await answers.withoutErased('reddit', items)).toEqual([items[1], items[2]]);
+    expect(await answers.withoutErased(1, items)).toEqual([items[1], items[2]]);
     // Reddit's erin is no X account's: an X answer keeps an X erin.
     const xErin = xPost('erin');
-    expect(await answers.withoutErased('x', [xErin, items[2]])).toEqual([xErin]);
-    expect(await answers.withoutErased('x', [])).toEqual([]);
+    expect(await answers.withoutErased(2, [xErin, items[2]])).toEqual([xErin]);
+    expect(await answers.withoutErased(2, [])).toEqual([]);
   });
 });

@@ -102,7 +102,8 @@ function cachedAnswersLine(report: ErasureReport): string[] {
 
 /** What the erased-authors register holds of the author. */
 function registerLine({ register, dryRun }: ErasureReport): string {
-  const keptOut = 'kept out of the item store, task collections and on-demand answers from now on';
+  const keptOut =
+    'kept out of the item store, task collections, on-demand answers and query_bucket from now on';
   if (register === null) return `erased_authors: would be registered (${keptOut})`;
   const since = register.erasedAt.toISOString();
   return register.added
