@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource, QueryRunner } from 'typeorm';
+import { isLockTimeout } from './lock-timeout';
 import { buildMigrationDataSourceOptions, MIGRATION_LOCK_TIMEOUT_MS } from './data-source-options';
 import { checkPostgresVersion } from './postgres-version';
 import { checkRuntimePrivileges } from './runtime-privileges';
@@ -199,12 +200,6 @@ async function recordedMigrations(dataSource: DataSource): Promise<string[]> {
     'SELECT name FROM migrations ORDER BY id',
   );
   return rows.map((row) => row.name);
-}
-
-/** Postgres' lock_not_available: a statement gave up waiting for a lock (lock_timeout). */
-function isLockTimeout(error: unknown): boolean {
-  const { code, driverError } = error as { code?: unknown; driverError?: { code?: unknown } };
-  return code === '55P03' || driverError?.code === '55P03';
 }
 
 async function pauseUnlessEnded(ms: number, progress?: MigrationProgress): Promise<void> {

@@ -2,7 +2,7 @@ import { parseIsoDate } from '../common/validation/iso-date';
 import { compareText } from '../common/compare-text';
 import { Source } from '../common/source';
 import { canonicalItem, itemKey } from './item-uri';
-import { authorKey, DataItem } from './protocol';
+import { authorOfItem, DataItem } from './protocol';
 import { QueryMatcher } from './query-matcher';
 import { convertEntity } from './sn13/entities';
 import { roundTo } from '../common/round-to';
@@ -128,11 +128,11 @@ export interface MergedItems {
 export function copyKey(item: DataItem): string {
   const content =
     item.source === 'X'
-      ? [item.text, authorKey(item.user.username), item.label]
+      ? [item.text, authorOfItem(item), item.label]
       : [
           item.body,
           item.title,
-          authorKey(item.username),
+          authorOfItem(item),
           item.communityName.toLowerCase(),
           item.dataType,
           item.parentId,

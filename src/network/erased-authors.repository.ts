@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { authorOfItem } from './erased-authors';
-import { DataItem } from './protocol';
+import { authorOfItem, DataItem } from './protocol';
 import { SourceId } from './sources';
 
 /**

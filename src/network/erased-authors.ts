@@ -1,4 +1,4 @@
-import { authorKey, DataItem } from './protocol';
+import { DataItem } from './protocol';
 import { sourceOfName, SourceId, toSourceId } from './sources';
 
 /**
@@ -10,12 +10,6 @@ import { sourceOfName, SourceId, toSourceId } from './sources';
  * (NETWORK_PUBLIC): the tasks' insert reads the register by the same keys and SQL; the on-demand
  * read is the network's own (erased-authors.repository.ts).
  */
-
-/** An item's author as queries compare it (authorKey): X keeps it under `user`. */
-export function authorOfItem(item: DataItem): string {
-  const holder = 'user' in item ? item.user : item;
-  return authorKey(typeof holder?.username === 'string' ? holder.username : '');
-}
 
 /** An item's source as the register keys it; undefined for a record of no known source. */
 export function sourceIdOfItem(item: DataItem): SourceId | undefined {

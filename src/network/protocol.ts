@@ -214,6 +214,16 @@ export function authorKey(name: string): string {
   return authorName(name).toLowerCase();
 }
 
+/**
+ * An item's author as queries compare it (authorKey): X's `user.username`, Reddit's `username`;
+ * '' for an item without one. The one rule for an item's author: the item store's `username`,
+ * the erased-authors register, an erasure's rows (isAuthorOf) and corroboration (copyKey).
+ */
+export function authorOfItem(item: DataItem): string {
+  const name: unknown = item.source === 'X' ? item.user?.username : item.username;
+  return typeof name === 'string' ? authorKey(name) : '';
+}
+
 // ---------------------------------------------------------------------------------------------
 // The compressed miner index (GetMinerIndex answers it as a JSON string)
 

@@ -1,3 +1,4 @@
+import { AddressInfo, createServer, Socket } from 'node:net';
 import { copyFile, appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Redis from 'ioredis';
@@ -198,6 +199,30 @@ describe('The erasure command', () => {
         expect.stringMatching(/^NOT CHECKED: the on-demand answers cached in Redis: /),
       );
     });
+
+    // A review: the command waited for ever, after its database work, without its summary.
+    it('exits 1 when Redis takes the connection and answers nothing, naming the cache as not checked', async () => {
+      const taken = new Set<Socket>();
+      const silent = createServer((socket) => taken.add(socket));
+      await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+      const { port } = silent.address() as AddressInfo;
+      try {
+        const run = await eraseAuthor(
+          fixture.database,
+          fixture.dataDir,
+          ['--source', 'reddit', '--username', 'erin'],
+          { REDIS_URL: `redis://127.0.0.1:${port}/0`, REDIS_KEY_PREFIX: prefix },
+        );
+
+        expect(run.status).toBe(1);
+        expect(run.stdout).toContainEqual(
+          expect.stringMatching(/^NOT CHECKED: the on-demand answers cached in Redis: /),
+        );
+      } finally {
+        for (const socket of taken) socket.destroy();
+        await new Promise((resolve) => silent.close(resolve));
+      }
+    }, 30_000);
 
     // ioredis goes on with database 0 when the server refuses the URL's: another deployment's.
     it('exits 1 when the server refuses the database REDIS_URL names, removing nothing', async () => {

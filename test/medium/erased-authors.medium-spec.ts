@@ -1,3 +1,4 @@
+import { AuthorItemsRepository } from '../../src/modules/erasure/author-items.repository';
 import { TaskLifecycleRepository } from '../../src/modules/tasks/task-lifecycle.repository';
 import { ErasedAuthorsRepository } from '../../src/network/erased-authors.repository';
 import { generateCorpus } from '../../src/devnet/corpus';
@@ -41,6 +42,53 @@ describe('The erased-authors register', () => {
     // A miner serves erin's comment again, spelled as records may spell it, beside dave's.
     await storeComments(fixture.database, ['@Erin ', 'dave', 'ERIN']);
     expect(await storedNames()).toEqual(['dave']);
+    // The register is by source: with X's dave erased, Reddit's dave is still stored.
+    await erase('x', 'dave');
+    await fixture.database.query('TRUNCATE stored_items');
+    await storeComments(fixture.database, ['dave']);
+    expect(await storedNames()).toEqual(['dave']);
+  });
+
+  /**
+   * A writer's transaction, begun and left open: a copy of dave's stored comment as erin's,
+   * inserted before the register's row existed, not yet committed (a collection's insert waits so
+   * on its task row's update). Rows a delete cannot see until the commit.
+   */
+  async function writerInFlight() {
+    await storeComments(fixture.database, ['dave']);
+    const writer = fixture.database.createQueryRunner();
+    await writer.connect();
+    await writer.startTransaction();
+    await writer.query(
+      `CREATE TEMP TABLE copy ON COMMIT DROP AS SELECT * FROM stored_items WHERE username = 'dave'`,
+    );
+    await writer.query(`UPDATE copy SET uri = uri || 'erin/', username = 'erin'`);
+    await writer.query('INSERT INTO stored_items SELECT * FROM copy');
+    return writer;
+  }
+
+  // A review: the deletes ran past a writer's uncommitted rows, and one of erin's was left.
+  it('waits for the writers under way as the author was registered, then deletes what they wrote', async () => {
+    const writer = await writerInFlight();
+    const running = eraseErin();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await writer.commitTransaction();
+    await writer.release();
+
+    const run = await running;
+    expect(run.status).toBe(0);
+    expect(await storedNames()).toEqual(['dave']);
+  });
+
+  it('says the tables not checked when a writer is still writing past the lock timeout', async () => {
+    const writer = await writerInFlight();
+    try {
+      expect(await new AuthorItemsRepository(fixture.database).awaitWriters(200)).toBe(false);
+    } finally {
+      await writer.rollbackTransaction();
+      await writer.release();
+    }
+    expect(await new AuthorItemsRepository(fixture.database).awaitWriters(200)).toBe(true);
   });
 
   // Registered in a statement of its own before anything is deleted: a run that fails at its
@@ -72,6 +120,8 @@ describe('The erased-authors register', () => {
   it("keeps the author out of a task's collected items, and keeps the others'", async () => {
     await insertExpiredTask(fixture.database, 'active', T0 + 86_400_000, 0, 60_000);
     await eraseErin();
+    // X's dave is no Reddit account's: his erasure keeps Reddit's dave in.
+    await erase('x', 'dave');
     const comment = (n: number, username: string) => {
       const uri = `https://www.reddit.com/r/bitcoin/comments/abc/title/again${n}/`;
       const datetime = new Date(T0 - n * 60_000).toISOString();

@@ -104,8 +104,8 @@ class RequestScope implements Store {
  * see logging.module.ts) for every answered request, one the body parser refused included:
  * `{"req":{id,method,url},"res":{"statusCode"},"responseTime","key_id","msg":"GET /api/v1/health 200 3ms"}`
  * (`key_id` once a key was admitted: its id as listed, or `master`; with the fields the route
- * added, addToRequestLine: a dataset download's `task_id` and `format`; with `req.remoteAddress`, the
- * client's address, on a 401's line and on the master key's);
+ * added, addToRequestLine: a dataset download's `task_id` and `format`; with
+ * `req.remoteAddress`, the client's address, on a 401's line and on the master key's);
  * a 5xx says `failed` in place of the time. A connection closed before the answer was complete
  * says so, with the status sent before the close, if any (else `-`, and `statusCode` null).
  */

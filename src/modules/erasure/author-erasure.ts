@@ -1,4 +1,8 @@
-import { DatasetErasure, DatasetErasureOutcome } from '../tasks/dataset-erasure';
+import {
+  DatasetErasure,
+  DatasetErasureOutcome,
+  ERASURE_LOCK_TIMEOUT_MS,
+} from '../tasks/dataset-erasure';
 import { eraseFromSetAside, SetAsideErasureOutcome } from '../tasks/set-aside-erasure';
 import { AuthorItemsRepository, RegisteredAuthor, TaskItemCounts } from './author-items.repository';
 import { CachedAnswersOutcome } from './cached-answers';
@@ -14,6 +18,13 @@ export interface ErasureReport {
    * dry run, `added: false` when an earlier run did, null when none did.
    */
   register: RegisteredAuthor | null;
+  /**
+   * Whether the writers of the tables already under way as the author was registered had
+   * finished before the deletes (AuthorItemsRepository.awaitWriters); false: one was still
+   * writing after ERASURE_LOCK_TIMEOUT_MS, and may store the author's items after the deletes.
+   * Null for a dry run.
+   */
+  writersAwaited: boolean | null;
   storedItems: number;
   /** The author's items in tasks not yet compiled or failed (and completed within the hour). */
   taskItems: TaskItemCounts;
@@ -34,9 +45,8 @@ export interface ErasureReport {
  * An author's erasure (a GDPR-style request): the author in the erased-authors register, which
  * keeps them out of what is stored and answered from then on, then the author's posts out of
  * the item store, the tasks' collected items, every completed dataset and the copies set aside
- * beside them. The
- * tables go first: a collection or a compile reads them, and a dataset compiled after this
- * reads no row of the author. Run by the operator's command (erase-author-command.ts) beside
+ * beside them. The tables go first: a collection or a compile reads them, and a dataset
+ * compiled after this reads no row of the author. Run by the operator's command (erase-author-command.ts) beside
  * the running service: every step holds what the service's own writers hold.
  */
 export class AuthorErasure {
@@ -44,14 +54,15 @@ export class AuthorErasure {
     private readonly items: AuthorItemsRepository,
     private readonly datasets: DatasetErasure,
     private readonly dataDir: string,
+    /** How long the writers under way as the author was registered are waited for. */
+    private readonly lockTimeoutMs = ERASURE_LOCK_TIMEOUT_MS,
   ) {}
 
   /**
    * The author is registered first, committed before anything is deleted: an insert that begins
-   * after it leaves the author out, so what the deletes find is all there is, but for a
-   * collection's or fetch's statement already under way as the register committed, which may
-   * store the author's items after the delete read the table (docs/decisions.md, "An author's
-   * erasure").
+   * after it leaves the author out. The writers already under way are waited for (a barrier,
+   * awaitWriters), so that what the deletes find is all there is (docs/decisions.md, "An
+   * author's erasure").
    */
   async erase(author: ErasedAuthor, dryRun: boolean): Promise<ErasureReport> {
     const register = dryRun
@@ -59,6 +70,7 @@ export class AuthorErasure {
           .registered(author)
           .then((erasedAt) => (erasedAt === null ? null : { erasedAt, added: false }))
       : await this.items.register(author);
+    const writersAwaited = dryRun ? null : await this.items.awaitWriters(this.lockTimeoutMs);
     const storedItems = dryRun
       ? await this.items.countStored(author)
       : await this.items.deleteStored(author);
@@ -73,6 +85,7 @@ export class AuthorErasure {
       dryRun,
       dataDir: this.dataDir,
       register,
+      writersAwaited,
       storedItems,
       taskItems,
       datasets,

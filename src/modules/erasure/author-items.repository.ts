@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { isLockTimeout, setLockTimeout } from '../../database/lock-timeout';
 import { returningRows } from '../../database/returning-rows';
 import { toSourceId, toSourceName } from '../../network/sources';
 import { ErasedAuthor, isAuthorName } from './erased-author';
@@ -42,6 +43,29 @@ export class AuthorItemsRepository {
     // Another run registered the author as this one did, and committed after this statement
     // began: its row is there now.
     return { erasedAt: (await this.registered(author))!, added: false };
+  }
+
+  /**
+   * Waits for the writers of the item store and the tasks' items already under way as the
+   * author was registered, and lets them go at once: a barrier. An insert holds its table's ROW
+   * EXCLUSIVE lock from its start to its transaction's end, which may be long after its
+   * statement read the register (a collection's insert waits on its task row's update), and its
+   * rows are unseen by a delete until then (a review showed one left behind). SHARE conflicts
+   * with that lock, not with readers' ACCESS SHARE, so no long read is waited for; a writer
+   * queued behind it takes its snapshot once it runs, and sees the register. False when
+   * `lockTimeoutMs` passed first (SQLSTATE 55P03): a writer is still busy.
+   */
+  async awaitWriters(lockTimeoutMs: number): Promise<boolean> {
+    try {
+      await this.dataSource.transaction(async (manager) => {
+        await setLockTimeout(manager, lockTimeoutMs);
+        await manager.query('LOCK TABLE stored_items, task_items IN SHARE MODE');
+      });
+      return true;
+    } catch (error) {
+      if (isLockTimeout(error)) return false;
+      throw error;
+    }
   }
 
   /** When the author was registered (register), or null: what a dry run says. */

@@ -16,6 +16,7 @@ const ON_DEMAND_KEYS = 'ondemand:*';
 /** Keys looked at per SCAN, and removed per UNLINK: never KEYS, which blocks Redis. */
 const SCAN_BATCH = 500;
 const CONNECT_TIMEOUT_MS = 5000;
+const COMMAND_TIMEOUT_MS = 2000;
 
 /**
  * Removes every cached on-demand answer from Redis, the author's among them: a cache key is a
@@ -35,6 +36,9 @@ export async function eraseCachedAnswers(
     lazyConnect: true,
     maxRetriesPerRequest: 1,
     connectTimeout: CONNECT_TIMEOUT_MS,
+    // A server that takes the connection and answers nothing held the command for ever, after
+    // its database work and before its summary (a review).
+    commandTimeout: COMMAND_TIMEOUT_MS,
     retryStrategy: () => null,
   });
   client.on('error', () => undefined);
@@ -42,8 +46,9 @@ export async function eraseCachedAnswers(
     await client.connect();
     // Asked again, and awaited: ioredis reports a SELECT the server refuses (a number past its
     // `databases`, a server with database 0 only) as an event and goes on with database 0,
-    // where another deployment's answers may be.
-    await client.select(client.options.db ?? 0);
+    // where another deployment's answers may be. None for database 0, as the service sends none.
+    const db = client.options.db ?? 0;
+    if (db !== 0) await client.select(db);
     const pattern = `${keyPrefix.replace(/[*?[\]\\]/g, '\\$&')}${ON_DEMAND_KEYS}`;
     let cursor = '0';
     // A SCAN may return a key twice: a dry run counts each once.

@@ -57,8 +57,8 @@ function once(values: string[] | undefined, name: string): string | undefined {
 
 /**
  * `npm run erase-author`: the author in the erased-authors register, then their posts out of
- * the tables and the datasets (AuthorErasure), run beside the service and its replicas on their DATABASE_URL and DATA_DIR
- * (`.env` read as they read it). Exits 2 for arguments that name no author (nothing is
+ * the tables and the datasets (AuthorErasure), run beside the service and its replicas on
+ * their DATABASE_URL and DATA_DIR (`.env` read as they read it). Exits 2 for arguments that name no author (nothing is
  * touched), 1 when it failed or left a place unchecked (the summary says which), 3 when a task
  * compiling may still record the author's rows (erasureStatus), 0 otherwise.
  */

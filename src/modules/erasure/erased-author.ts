@@ -1,5 +1,5 @@
 import { Source } from '../../common/source';
-import { authorKey, namesAuthor } from '../../network/protocol';
+import { authorKey, authorOfItem, DataItem, namesAuthor } from '../../network/protocol';
 import { sourceOfName, toSourceName } from '../../network/sources';
 
 /** The author an erasure takes out: a source and a username as queries compare it (authorKey). */
@@ -27,8 +27,8 @@ function withoutRedditPrefix(source: Source, name: string): string {
 
 /**
  * The author `source` and `name` name: the source in any case (`X`, `reddit`), the name with
- * its `@` and the blanks around it ignored, in any case; a Reddit name's `u/` or `/u/` too. A name no account of the source could
- * have (`@@x`, `a b`, one of Reddit's `-` on X) is refused: it would match nothing, and an
+ * its `@` and the blanks around it ignored, in any case; a Reddit name's `u/` or `/u/` too. A
+ * name no account of the source could have (`@@x`, `a b`, one of Reddit's `-` on X) is refused: it would match nothing, and an
  * operator who mistyped it would read that the author's posts were gone.
  */
 export function erasedAuthor(source: string | undefined, name: string | undefined): ErasedAuthor {
@@ -63,12 +63,9 @@ export function erasedAuthor(source: string | undefined, name: string | undefine
  */
 export function isAuthorOf(author: ErasedAuthor): (item: unknown) => boolean {
   const source = toSourceName(author.source);
-  return (item) => {
-    const row = item as { source?: unknown; user?: { username?: unknown }; username?: unknown };
-    if (row?.source !== source) return false;
-    const name = source === 'X' ? row.user?.username : row.username;
-    return typeof name === 'string' && isAuthorName(author, name);
-  };
+  return (item) =>
+    (item as { source?: unknown } | null)?.source === source &&
+    authorOfItem(item as DataItem) === author.username;
 }
 
 /** Whether a record's author name (X's `user.username`, Reddit's `username`) is the author's. */

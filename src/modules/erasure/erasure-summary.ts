@@ -1,5 +1,6 @@
 import { plural } from '../../common/plural';
 import { toSourceName } from '../../network/sources';
+import { ERASURE_LOCK_TIMEOUT_MS } from '../tasks/dataset-erasure';
 import { ErasureReport } from './author-erasure';
 
 /**
@@ -7,8 +8,11 @@ import { ErasureReport } from './author-erasure';
  * not check (not as recorded, unreadable, changed while it was rewritten).
  */
 function erasureIncomplete(report: ErasureReport): boolean {
-  return [...report.datasets, ...report.setAside, report.cachedAnswers].some(
-    (place) => place?.outcome === 'not-checked',
+  return (
+    report.writersAwaited === false ||
+    [...report.datasets, ...report.setAside, report.cachedAnswers].some(
+      (place) => place?.outcome === 'not-checked',
+    )
   );
 }
 
@@ -72,6 +76,12 @@ export function describeErasure(report: ErasureReport): string[] {
         `FINISHED AN EARLIER RUN: the dataset of task ${dataset.taskId}: its rewrite's record was lost ` +
           (dataset.earlierRun === 'finished' ? '(recorded now)' : '(would be recorded)'),
       );
+  if (report.writersAwaited === false)
+    lines.push(
+      'NOT CHECKED: stored_items and task_items: a collection or fetch writing as the author was ' +
+        `registered was still writing ${ERASURE_LOCK_TIMEOUT_MS / 1000} s later, and may store some of their posts after the ` +
+        'deletes: run the command again',
+    );
   for (const dataset of report.datasets)
     if (dataset.outcome === 'not-checked')
       lines.push(`NOT CHECKED: the dataset of task ${dataset.taskId}: ${dataset.why}`);
@@ -137,10 +147,6 @@ function stillToDo(report: ErasureReport): string[] {
     '- backups: every backup of the database or of DATA_DIR made before now still holds the ' +
       "posts and lacks the register's row, and a restore brings the posts back: keep your own " +
       'list of erased authors and run the command again for each after any restore',
-    '- a collection or fetch already under way as the author was registered may have stored ' +
-      'some of their posts after this run read the tables: run the command again in a few ' +
-      'minutes (miners still hold the posts; the register keeps them out of what is stored and ' +
-      'answered from now on)',
     cachedAnswersToDo(report),
   );
   return lines;

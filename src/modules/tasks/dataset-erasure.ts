@@ -1,5 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { Clock } from '../../common/clock/clock';
+import { isLockTimeout } from '../../database/lock-timeout';
 import { Source } from '../../common/source';
 import { RenameRefused } from './atomic-file';
 import { stateAt, VouchedDataset, vouchedDataset } from './complete-dataset';
@@ -261,7 +262,7 @@ export class DatasetErasure {
 function whyNotChecked(error: unknown): string {
   if (error instanceof RenameRefused) return error.message;
   // lock_not_available: the lock_timeout ran out behind a compile or a conversion.
-  if ((error as { code?: unknown } | null)?.code === '55P03')
+  if (isLockTimeout(error))
     return 'its task was busy (its row stayed locked by a compile or a Parquet conversion): run the command again';
   return `it failed (${failureOf(error)})`;
 }

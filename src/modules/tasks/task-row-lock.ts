@@ -1,4 +1,5 @@
 import { DataSource, EntityManager } from 'typeorm';
+import { setLockTimeout } from '../../database/lock-timeout';
 import { TaskState } from './task.types';
 
 /** A task's row locked for one transaction (lockTaskRow). */
@@ -27,11 +28,7 @@ export function lockTaskRow<T>(
   lockTimeoutMs?: number,
 ): Promise<T> {
   return dataSource.transaction(async (manager) => {
-    // set_config(…, true) is SET LOCAL with the value a parameter, not text in the statement.
-    if (lockTimeoutMs !== undefined)
-      await manager.query("SELECT set_config('lock_timeout', $1, true)", [
-        `${Math.max(1, Math.round(lockTimeoutMs))}ms`,
-      ]);
+    if (lockTimeoutMs !== undefined) await setLockTimeout(manager, lockTimeoutMs);
     const [row] = await manager.query<{ state: TaskState; dataset_sha256: string | null }[]>(
       'SELECT state, dataset_sha256 FROM scraping_tasks WHERE id = $1 FOR UPDATE',
       [taskId],

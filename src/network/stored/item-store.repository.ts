@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { compareText } from '../../common/compare-text';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { authorOfItem, notErasedSql } from '../erased-authors';
-import { cutLabel, normalizeLabel, timeBucketId } from '../protocol';
+import { notErasedSql } from '../erased-authors';
+import { authorOfItem, cutLabel, normalizeLabel, timeBucketId } from '../protocol';
 import { SourceId } from '../sources';
 import { findPageSql, PageRow } from './find-items-sql';
 import { canonicalItem } from '../item-uri';
@@ -258,8 +258,8 @@ function contentOf(item: string): string {
  * hour, label) with the miners that sent them before, when their content agrees (contentOf); a
  * disagreeing copy leaves the row as it was. An item of an author in the erased-authors register
  * is not inserted (notErasedSql, read in this statement: no read before it for an erasure to
- * slip between); the fetch rows still count what the miner delivered. Fetches: the newest per bucket and
- * miner (a late answer to an older call does not replace it); each delivery counts its own items
+ * slip between); the fetch rows still count what the miner delivered. Fetches: the newest per
+ * bucket and miner (a late answer to an older call does not replace it); each delivery counts its own items
  * (one per uri, hour and label), whatever the others hold.
  */
 function saveSql(
