@@ -23,6 +23,18 @@ import { testRedisPrefix, testRedisUrl } from '../support/test-app';
 describe('The erasure command', () => {
   const { fixture, task, eraseErin, compiledTask, filesOf, erinsItems, erinsStored } =
     erasureFixture('erasurecommand');
+  /** Runs the command for Reddit's erin with the settings `env`, on DATA_DIR `dataDir`. */
+  const eraseErinWith = (
+    env: Record<string, string>,
+    dataDir = fixture.dataDir,
+    ...more: string[]
+  ) =>
+    eraseAuthor(
+      fixture.database,
+      dataDir,
+      [...more, '--source', 'reddit', '--username', 'erin'],
+      env,
+    );
 
   it('changes nothing in a dry run, and says what it would remove', async () => {
     const before = await compiledTask('mixed', [1, 2]);
@@ -87,12 +99,7 @@ describe('The erasure command', () => {
   it("exits 1 asking whether DATA_DIR is the service's when its datasets folder does not exist", async () => {
     await compiledTask('mixed', [0]);
 
-    const run = await eraseAuthor(fixture.database, join(fixture.dataDir, 'elsewhere'), [
-      '--source',
-      'reddit',
-      '--username',
-      'erin',
-    ]);
+    const run = await eraseErinWith({}, join(fixture.dataDir, 'elsewhere'));
 
     expect(run.status).toBe(1);
     expect(run.stdout).toEqual(
@@ -110,12 +117,7 @@ describe('The erasure command', () => {
   });
 
   it('says nothing of DATA_DIR when there is no dataset and no folder yet (exit 0)', async () => {
-    const run = await eraseAuthor(fixture.database, join(fixture.dataDir, 'fresh'), [
-      '--source',
-      'reddit',
-      '--username',
-      'erin',
-    ]);
+    const run = await eraseErinWith({}, join(fixture.dataDir, 'fresh'));
 
     expect(run.status).toBe(0);
     expect(run.stdout.join('\n')).not.toContain("- is DATA_DIR the service's?");
@@ -147,24 +149,14 @@ describe('The erasure command', () => {
 
     it("removes every one in Redis under the deployment's prefix, and only those", async () => {
       const env = { REDIS_URL: testRedisUrl(), REDIS_KEY_PREFIX: prefix };
-      const dry = await eraseAuthor(
-        fixture.database,
-        fixture.dataDir,
-        ['--dry-run', '--source', 'reddit', '--username', 'erin'],
-        env,
-      );
+      const dry = await eraseErinWith(env, fixture.dataDir, '--dry-run');
       expect(dry.status).toBe(0);
       expect(dry.stdout).toContainEqual(
         expect.stringMatching(/^cached on-demand answers \(Redis\): 1203 keys would be removed/),
       );
       expect(await keys(`${prefix}ondemand:*`)).toHaveLength(ANSWERS);
 
-      const run = await eraseAuthor(
-        fixture.database,
-        fixture.dataDir,
-        ['--source', 'reddit', '--username', 'erin'],
-        env,
-      );
+      const run = await eraseErinWith(env);
 
       expect(run.status).toBe(0);
       expect(run.stdout).toContainEqual(
@@ -187,12 +179,10 @@ describe('The erasure command', () => {
     });
 
     it('exits 1 when Redis cannot be reached, naming the cache as not checked', async () => {
-      const run = await eraseAuthor(
-        fixture.database,
-        fixture.dataDir,
-        ['--source', 'reddit', '--username', 'erin'],
-        { REDIS_URL: 'redis://127.0.0.1:41399/14', REDIS_KEY_PREFIX: prefix },
-      );
+      const run = await eraseErinWith({
+        REDIS_URL: 'redis://127.0.0.1:41399/14',
+        REDIS_KEY_PREFIX: prefix,
+      });
 
       expect(run.status).toBe(1);
       expect(run.stdout).toContainEqual(
@@ -207,12 +197,10 @@ describe('The erasure command', () => {
       await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
       const { port } = silent.address() as AddressInfo;
       try {
-        const run = await eraseAuthor(
-          fixture.database,
-          fixture.dataDir,
-          ['--source', 'reddit', '--username', 'erin'],
-          { REDIS_URL: `redis://127.0.0.1:${port}/0`, REDIS_KEY_PREFIX: prefix },
-        );
+        const run = await eraseErinWith({
+          REDIS_URL: `redis://127.0.0.1:${port}/0`,
+          REDIS_KEY_PREFIX: prefix,
+        });
 
         expect(run.status).toBe(1);
         expect(run.stdout).toContainEqual(
@@ -228,12 +216,7 @@ describe('The erasure command', () => {
     it('exits 1 when the server refuses the database REDIS_URL names, removing nothing', async () => {
       const url = new URL(testRedisUrl());
       url.pathname = '/4096';
-      const run = await eraseAuthor(
-        fixture.database,
-        fixture.dataDir,
-        ['--source', 'reddit', '--username', 'erin'],
-        { REDIS_URL: url.toString(), REDIS_KEY_PREFIX: prefix },
-      );
+      const run = await eraseErinWith({ REDIS_URL: url.toString(), REDIS_KEY_PREFIX: prefix });
 
       expect(run.status).toBe(1);
       expect(run.stdout).toContainEqual(
