@@ -225,6 +225,16 @@ describe('The erasure command', () => {
     });
   });
 
+  it('answers --help with what it does and its exit statuses, and touches nothing', async () => {
+    await storeComments(fixture.database, ['erin']);
+    const run = await eraseAuthor(fixture.database, fixture.dataDir, ['--help']);
+
+    expect(run.status).toBe(0);
+    expect(run.stdout[0]).toMatch(/^usage: npm run erase-author -- --source X\|Reddit/);
+    expect(run.stdout.join(' ')).toContain('3 a task of the source was compiling');
+    expect(await erinsStored()).toBe(1);
+  });
+
   it.each([
     [['--source', 'reddit', '--username', 'erin', '--username', 'dave'], 'given 2 times'],
     [['--source', 'x', '--username', '@@erin'], '--username is not an X handle'],

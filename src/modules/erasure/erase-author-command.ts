@@ -14,6 +14,15 @@ import { ErasedAuthor, erasedAuthor, ErasedAuthorError } from './erased-author';
 import { describeErasure, erasureStatus } from './erasure-summary';
 
 const USAGE = 'usage: npm run erase-author -- --source X|Reddit --username NAME [--dry-run]';
+/** What `--help` prints beneath USAGE: what it does, and its exit statuses (README, "Personal data"). */
+const HELP = [
+  "Registers the author as erased and takes their posts out of the item store, the tasks' items,",
+  'the completed datasets, the copies set aside beside them and the cached on-demand answers.',
+  '--dry-run says what it would remove and changes nothing. Run beside the service, with its',
+  '.env (DATABASE_URL, DATA_DIR, REDIS_URL). Exit status: 0 done; 1 a place not checked (the',
+  'summary says which; run again); 2 arguments that name no author (nothing touched); 3 a task',
+  'of the source was compiling (run again once it has completed).',
+];
 
 /** Where the command writes: its summary on stdout, what went wrong on stderr. */
 export interface CommandOutput {
@@ -58,15 +67,21 @@ function once(values: string[] | undefined, name: string): string | undefined {
 /**
  * `npm run erase-author`: the author in the erased-authors register, then their posts out of
  * the tables and the datasets (AuthorErasure), run beside the service and its replicas on
- * their DATABASE_URL and DATA_DIR (`.env` read as they read it). Exits 2 for arguments that name no author (nothing is
- * touched), 1 when it failed or left a place unchecked (the summary says which), 3 when a task
- * compiling may still record the author's rows (erasureStatus), 0 otherwise.
+ * their DATABASE_URL and DATA_DIR (`.env` read as they read it). Exits 2 for arguments that
+ * name no author (nothing is touched), 1 when it failed or left a place unchecked (the summary
+ * says which), 3 when a task compiling may still record the author's rows (erasureStatus), 0
+ * otherwise, and for `--help` alone.
  */
 export async function runEraseAuthorCommand(
   args: string[],
   env: NodeJS.ProcessEnv,
   write: CommandOutput,
 ): Promise<number> {
+  // An operator's first try: answered, not refused as an unknown option (exit 2).
+  if (args.length === 1 && (args[0] === '--help' || args[0] === '-h')) {
+    for (const line of [USAGE, ...HELP]) write.stdout(line);
+    return 0;
+  }
   let request: ReturnType<typeof erasureRequest>;
   try {
     request = erasureRequest(args);
