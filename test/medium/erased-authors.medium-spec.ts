@@ -91,6 +91,28 @@ describe('The erased-authors register', () => {
     expect(await new AuthorItemsRepository(fixture.database).awaitWriters(200)).toBe(true);
   });
 
+  it("waits for a task's collection under way as the author was registered, then deletes what it wrote", async () => {
+    await insertExpiredTask(fixture.database, 'active', T0 + 86_400_000, 0, 60_000);
+    const uri = 'https://www.reddit.com/r/bitcoin/comments/abc/title/inflight/';
+    const datetime = new Date(T0).toISOString();
+    const comment = redditComment({ uri, url: uri, id: 't1_inflight', username: 'erin', datetime });
+    const writer = fixture.database.createQueryRunner();
+    await writer.connect();
+    await writer.startTransaction();
+    await writer.query(
+      `INSERT INTO task_items (task_id, uri, datetime, item, collected_at)
+       VALUES ('active', $1, $2, $3::jsonb, $2)`,
+      [uri, datetime, JSON.stringify(comment)],
+    );
+    const running = eraseErin();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await writer.commitTransaction();
+    await writer.release();
+
+    expect((await running).status).toBe(0);
+    expect(await fixture.database.query('SELECT uri FROM task_items')).toEqual([]);
+  });
+
   // Registered in a statement of its own before anything is deleted: a run that fails at its
   // first delete has kept the author out already.
   it('is committed before the deletes: a run whose delete fails has registered the author', async () => {

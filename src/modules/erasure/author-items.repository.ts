@@ -47,7 +47,7 @@ export class AuthorItemsRepository {
 
   /**
    * Waits for the writers of the item store and the tasks' items already under way as the
-   * author was registered, and lets them go at once: a barrier. An insert holds its table's ROW
+   * author was registered to finish: a barrier, a lock taken and let go at once. An insert holds its table's ROW
    * EXCLUSIVE lock from its start to its transaction's end, which may be long after its
    * statement read the register (a collection's insert waits on its task row's update), and its
    * rows are unseen by a delete until then (a review showed one left behind). SHARE conflicts
@@ -57,10 +57,13 @@ export class AuthorItemsRepository {
    */
   async awaitWriters(lockTimeoutMs: number): Promise<boolean> {
     try {
-      await this.dataSource.transaction(async (manager) => {
-        await setLockTimeout(manager, lockTimeoutMs);
-        await manager.query('LOCK TABLE stored_items, task_items IN SHARE MODE');
-      });
+      // One table at a time, each lock let go before the next is asked for: held together, a
+      // writer of both (holding one, asking for the other) would deadlock with the barrier.
+      for (const table of ['stored_items', 'task_items'])
+        await this.dataSource.transaction(async (manager) => {
+          await setLockTimeout(manager, lockTimeoutMs);
+          await manager.query(`LOCK TABLE ${table} IN SHARE MODE`);
+        });
       return true;
     } catch (error) {
       if (isLockTimeout(error)) return false;
