@@ -136,6 +136,12 @@ describe('Erasing an author after a lost commit', () => {
     const bytes = await bytesOf(served.file.getStream());
     expect(served.sha256).toBe(sha256);
     expect(createHash('sha256').update(bytes).digest('hex')).toBe(sha256);
+    // Its time (Last-Modified) moved past the file it replaced, by a second at least (a review:
+    // no test read it after a heal).
+    const { dataset_written_at: writtenAt } = await task();
+    expect(writtenAt!.getTime()).toBeGreaterThanOrEqual(
+      before.dataset_written_at!.getTime() + 1000,
+    );
   });
 
   it('leaves a file its manifest does not vouch for as that rewrite not checked, and records nothing', async () => {
