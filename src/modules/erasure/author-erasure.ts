@@ -46,8 +46,9 @@ export interface ErasureReport {
  * keeps them out of what is stored and answered from then on, then the author's posts out of
  * the item store, the tasks' collected items, every completed dataset and the copies set aside
  * beside them. The tables go first: a collection or a compile reads them, and a dataset
- * compiled after this reads no row of the author. Run by the operator's command (erase-author-command.ts) beside
- * the running service: every step holds what the service's own writers hold.
+ * compiled after this reads no row of the author. Run by the operator's command
+ * (erase-author-command.ts) beside the running service: every step holds what the service's
+ * own writers hold.
  */
 export class AuthorErasure {
   constructor(

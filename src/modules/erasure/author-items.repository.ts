@@ -46,14 +46,14 @@ export class AuthorItemsRepository {
   }
 
   /**
-   * Waits for the writers of the item store and the tasks' items already under way as the
-   * author was registered to finish: a barrier, a lock taken and let go at once. An insert holds its table's ROW
-   * EXCLUSIVE lock from its start to its transaction's end, which may be long after its
+   * Waits for the writers of the item store and the tasks' items already under way as the author
+   * was registered to finish: a barrier, a lock taken and let go at once. An insert holds its
+   * table's ROW EXCLUSIVE lock from its start to its transaction's end, which may be long after its
    * statement read the register (a collection's insert waits on its task row's update), and its
-   * rows are unseen by a delete until then (a review showed one left behind). SHARE conflicts
-   * with that lock, not with readers' ACCESS SHARE, so no long read is waited for; a writer
-   * queued behind it takes its snapshot once it runs, and sees the register. False when
-   * `lockTimeoutMs` passed first (SQLSTATE 55P03): a writer is still busy.
+   * rows are unseen by a delete until then (a review showed one left behind). SHARE conflicts with
+   * that lock, not with readers' ACCESS SHARE, so no long read is waited for; a writer queued
+   * behind it takes its snapshot once it runs, and sees the register. False when `lockTimeoutMs`
+   * passed first (SQLSTATE 55P03): a writer is still busy.
    */
   async awaitWriters(lockTimeoutMs: number): Promise<boolean> {
     try {

@@ -28,8 +28,9 @@ function withoutRedditPrefix(source: Source, name: string): string {
 /**
  * The author `source` and `name` name: the source in any case (`X`, `reddit`), the name with
  * its `@` and the blanks around it ignored, in any case; a Reddit name's `u/` or `/u/` too. A
- * name no account of the source could have (`@@x`, `a b`, one of Reddit's `-` on X) is refused: it would match nothing, and an
- * operator who mistyped it would read that the author's posts were gone.
+ * name no account of the source could have (`@@x`, `a b`, one of Reddit's `-` on X) is
+ * refused: it would match nothing, and an operator who mistyped it would read that the
+ * author's posts were gone.
  */
 export function erasedAuthor(source: string | undefined, name: string | undefined): ErasedAuthor {
   const read = source === undefined ? undefined : sourceOfName(source);

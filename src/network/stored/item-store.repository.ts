@@ -252,15 +252,15 @@ function contentOf(item: string): string {
 }
 
 /**
- * The call's items and its fetch rows in one statement (one round trip, atomic as a
- * transaction of both; BEGIN, two statements and COMMIT were four on the path of a first fetch
- * after its slowest miner answered). Items: one INSERT from arrays, merged by (source, uri,
- * hour, label) with the miners that sent them before, when their content agrees (contentOf); a
- * disagreeing copy leaves the row as it was. An item of an author in the erased-authors register
- * is not inserted (notErasedSql, read in this statement: no read before it for an erasure to
- * slip between); the fetch rows still count what the miner delivered. Fetches: the newest per
- * bucket and miner (a late answer to an older call does not replace it); each delivery counts its own items
- * (one per uri, hour and label), whatever the others hold.
+ * The call's items and its fetch rows in one statement (one round trip, atomic as a transaction of
+ * both; BEGIN, two statements and COMMIT were four on the path of a first fetch after its slowest
+ * miner answered). Items: one INSERT from arrays, merged by (source, uri, hour, label) with the
+ * miners that sent them before, when their content agrees (contentOf); a disagreeing copy leaves
+ * the row as it was. An item of an author in the erased-authors register is not inserted
+ * (notErasedSql, read in this statement: no read before it for an erasure to slip between); the
+ * fetch rows still count what the miner delivered. Fetches: the newest per bucket and miner (a late
+ * answer to an older call does not replace it); each delivery counts its own items (one per uri,
+ * hour and label), whatever the others hold.
  */
 function saveSql(
   minerHotkey: string,
