@@ -17,7 +17,7 @@ import { LiveQueryService } from './live-query.service';
 import { MetagraphService } from './metagraph/metagraph.service';
 import { MinerEntity, ServingMiner } from './miner.entity';
 import { MinersRepository } from './miners.repository';
-import { BucketKey, NetworkQuery } from './protocol';
+import { BucketKey, DataItem, NetworkQuery } from './protocol';
 import { NetworkQueryResult } from './query-result';
 import { SourceId, toSourceId } from './sources';
 import { getMinerIndexFields, readCompressedIndex, WrongAnswerError } from './sn13/messages';
@@ -207,9 +207,16 @@ export class NetworkService implements OnModuleInit {
    */
   async query(query: NetworkQuery, purpose: QueryPurpose = 'user'): Promise<NetworkQueryResult> {
     const result = await this.onDemand.answer(query, purpose);
-    if (purpose !== 'user') return result;
-    const items = await this.erasedAuthors.withoutErased(toSourceId(query.source), result.items);
-    return items.length === result.items.length ? result : { ...result, items };
+    return purpose === 'user' ? this.withoutErased(toSourceId(query.source), result) : result;
+  }
+
+  /** `answer` without the items of registered erased authors; itself when it holds none. */
+  private async withoutErased<T extends { items: DataItem[] }>(
+    source: SourceId,
+    answer: T,
+  ): Promise<T> {
+    const items = await this.erasedAuthors.withoutErased(source, answer.items);
+    return items.length === answer.items.length ? answer : { ...answer, items };
   }
 
   /**
@@ -226,10 +233,8 @@ export class NetworkService implements OnModuleInit {
     labelId: number | undefined,
   ): Promise<BucketAnswer> {
     const answer = await this.bucketOfHolders(source, timeBucket, labelId);
-    if (answer.status !== 'success') return answer;
     // A miner's live bucket passes no insert that would leave an erased author out (query).
-    const items = await this.erasedAuthors.withoutErased(source, answer.items);
-    return items.length === answer.items.length ? answer : { ...answer, items };
+    return answer.status === 'success' ? this.withoutErased(source, answer) : answer;
   }
 
   /** readBucket's answer, an erased author's items still in it. */

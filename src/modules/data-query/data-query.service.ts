@@ -14,6 +14,7 @@ import { authorKey, NetworkQuery } from '../../network/protocol';
 import { toSourceName } from '../../network/sources';
 import { DataQueryRequestDto, queryRange } from './dto/data-query-request.dto';
 import { DataQueryResponseDto, StoredDataMetaDto } from './dto/data-query-response.dto';
+import { ON_DEMAND_CACHE_KEYS } from './on-demand-cache-keys';
 
 const DEFAULT_LIMIT = 100;
 
@@ -167,7 +168,7 @@ function cacheKey(request: DataQueryRequestDto): string {
     end_date: request.end_date ?? null,
     limit: request.limit ?? DEFAULT_LIMIT,
   };
-  return `ondemand:v2:${createHash('sha256').update(JSON.stringify(normalized)).digest('hex')}`;
+  return `${ON_DEMAND_CACHE_KEYS}v2:${createHash('sha256').update(JSON.stringify(normalized)).digest('hex')}`;
 }
 
 function elapsed(started: number): number {

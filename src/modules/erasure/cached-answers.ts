@@ -1,5 +1,10 @@
 import Redis from 'ioredis';
+import {
+  REDIS_COMMAND_TIMEOUT_MS,
+  REDIS_CONNECT_TIMEOUT_MS,
+} from '../../common/redis/redis-connection';
 import { redisFailureText } from '../../common/redis/redis-failure';
+import { ON_DEMAND_CACHE_KEYS } from '../data-query/on-demand-cache-keys';
 
 /**
  * The on-demand answers cached (ResponseCache, QUERY_CACHE_TTL_SECONDS), as an erasure left
@@ -11,12 +16,8 @@ export type CachedAnswersOutcome =
   | { outcome: 'process' }
   | { outcome: 'not-checked'; why: string };
 
-/** The keys of cached on-demand answers, after the deployment's prefix (data-query.service.ts). */
-const ON_DEMAND_KEYS = 'ondemand:*';
 /** Keys looked at per SCAN, and removed per UNLINK: never KEYS, which blocks Redis. */
 const SCAN_BATCH = 500;
-const CONNECT_TIMEOUT_MS = 5000;
-const COMMAND_TIMEOUT_MS = 2000;
 
 /**
  * Removes every cached on-demand answer from Redis, the author's among them: a cache key is a
@@ -35,10 +36,10 @@ export async function eraseCachedAnswers(
   const client = new Redis(redisUrl, {
     lazyConnect: true,
     maxRetriesPerRequest: 1,
-    connectTimeout: CONNECT_TIMEOUT_MS,
+    connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
     // A server that takes the connection and answers nothing held the command for ever, after
     // its database work and before its summary (a review).
-    commandTimeout: COMMAND_TIMEOUT_MS,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
     retryStrategy: () => null,
   });
   client.on('error', () => undefined);
@@ -49,7 +50,7 @@ export async function eraseCachedAnswers(
     // where another deployment's answers may be. None for database 0, as the service sends none.
     const db = client.options.db ?? 0;
     if (db !== 0) await client.select(db);
-    const pattern = `${keyPrefix.replace(/[*?[\]\\]/g, '\\$&')}${ON_DEMAND_KEYS}`;
+    const pattern = `${keyPrefix.replace(/[*?[\]\\]/g, '\\$&')}${ON_DEMAND_CACHE_KEYS}*`;
     let cursor = '0';
     // A SCAN may return a key twice: a dry run counts each once.
     const seen = new Set<string>();
