@@ -25,9 +25,17 @@ export async function onServer<T>(url: string, work: (client: Client) => Promise
   }
 }
 
-export async function createDatabase(serverUrl: string, name: string): Promise<string> {
+/**
+ * `settings`: what follows the name in CREATE DATABASE (a template, encoding and locale), for a
+ * test of a database made otherwise than the server's default; SQL from the test, not a user.
+ */
+export async function createDatabase(
+  serverUrl: string,
+  name: string,
+  settings = '',
+): Promise<string> {
   await onServer(serverUrl, (client) =>
-    client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`),
+    client.query(`CREATE DATABASE ${client.escapeIdentifier(name)} ${settings}`),
   );
   return withDatabase(serverUrl, name);
 }

@@ -16,11 +16,16 @@ export interface MediumDatabase {
  * Modules register their entities in the app; a spec names those its repositories use.
  */
 export async function openMediumDatabase(
-  options: { own?: string; entities?: DataSourceOptions['entities'] } = {},
+  options: {
+    own?: string;
+    /** With `own`: CREATE DATABASE's settings after the name (createDatabase). */
+    settings?: string;
+    entities?: DataSourceOptions['entities'];
+  } = {},
 ): Promise<MediumDatabase> {
   const serverUrl = process.env.TEST_RUN_SERVER_URL!;
   const own = options.own === undefined ? undefined : scratchDatabaseName(options.own);
-  const url = own ? await createDatabase(serverUrl, own) : testDatabaseUrl();
+  const url = own ? await createDatabase(serverUrl, own, options.settings) : testDatabaseUrl();
   if (own) await migrateDatabase(url);
   const dataSource = new DataSource({
     ...buildDataSourceOptions(url, { poolSize: 4 }),

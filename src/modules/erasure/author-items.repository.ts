@@ -123,10 +123,12 @@ export class AuthorItemsRepository {
    * SQL finds the candidates and the rule decides among them. Two rules, one in SQL and one in
    * code, had disagreed on names with a tab or two `@` (a review). A candidate is a name that is
    * the author's lower-cased, with nothing but other characters than a name's around it (blanks,
-   * `@`), or any name with a character beyond ASCII: Postgres' `lower()` follows the database's
-   * locale, and under `C` (the embedded Postgres') lowers ASCII only, where JavaScript lowers
-   * the Kelvin sign to `k` (the second review). The author's name holds nothing a pattern reads
-   * specially (`[a-z0-9_-]`, erasedAuthor). Only the name is read, not the posts.
+   * `@`), or any name with a character beyond ASCII: `lower()` lowers ASCII only under `C`,
+   * where JavaScript lowers the Kelvin sign to `k` (the second review). `C` whatever the
+   * database's collation: under a Turkish one `lower('IrinaK')` is `ırınak`, which no pattern
+   * of `irinak` matched, and the name, all ASCII, was no candidate either (a collation audit).
+   * The author's name holds nothing a pattern reads specially (`[a-z0-9_-]`, erasedAuthor).
+   * Only the name is read, not the posts.
    */
   private async itemsInTasks(author: ErasedAuthor): Promise<{ task_id: string; uri: string }[]> {
     const source = toSourceName(author.source);
@@ -137,7 +139,8 @@ export class AuthorItemsRepository {
          SELECT task_id, uri, CASE item->>'source' WHEN 'X' THEN item->'user'->>'username'
            ELSE item->>'username' END AS name
          FROM task_items WHERE item->>'source' = $1) AS named
-       WHERE lower(name) ~ ('^[^a-z0-9_-]*' || $2 || '[^a-z0-9_-]*$') OR name ~ '[^\\x01-\\x7f]'`,
+       WHERE lower(name COLLATE "C") ~ ('^[^a-z0-9_-]*' || $2 || '[^a-z0-9_-]*$')
+         OR name ~ '[^\\x01-\\x7f]'`,
       [source, author.username],
     );
     return candidates.filter(({ name }) => isAuthorName(author, name));

@@ -242,12 +242,16 @@ function uniqueRows(rows: readonly ItemRow[]): ItemRow[] {
  * differently), the time (the hour is in the key; the entity keeps the second, the record the
  * minute) and the size.
  * Handles compare lower-cased and without `@`; rows of older releases carry `content`. Live
- * answers are merged by the same rule (`copyKey` in answer-checks.ts).
+ * answers are merged by the same rule (`copyKey` in answer-checks.ts). Lower-cased in ASCII
+ * (`C`) whatever the database's collation, as names are ASCII: under a Turkish one
+ * `lower('IrinaK')` is `ırınak` and `lower('Bitcoin')` not `lower('BITCOIN')`, so a copy that
+ * live answers count as the same disagreed (a collation audit).
  */
 function contentOf(item: string): string {
   return `jsonb_build_array(coalesce(${item}->>'text', ${item}->>'content'),
-            ltrim(lower(coalesce(${item}->'user'->>'username', ${item}->>'username')), '@'),
-            ${item}->>'body', ${item}->>'title', lower(${item}->>'communityName'),
+            ltrim(lower(coalesce(${item}->'user'->>'username', ${item}->>'username') COLLATE "C"),
+              '@'),
+            ${item}->>'body', ${item}->>'title', lower(${item}->>'communityName' COLLATE "C"),
             ${item}->>'dataType', ${item}->>'parentId')`;
 }
 
