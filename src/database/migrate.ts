@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource, QueryRunner } from 'typeorm';
 import { isLockTimeout } from './lock-timeout';
 import { buildMigrationDataSourceOptions, MIGRATION_LOCK_TIMEOUT_MS } from './data-source-options';
+import { checkDatabaseEncoding } from './database-encoding';
 import { checkPostgresVersion } from './postgres-version';
 import { checkRuntimePrivileges } from './runtime-privileges';
 
@@ -61,9 +62,9 @@ export interface MigrationReport {
 /**
  * Brings the database at `url` up to date on a connection of its own (no statement timeout:
  * buildMigrationDataSourceOptions), under the migration lock, once its server is known to be
- * recent enough (checkPostgresVersion); then refuses a role that could not run the service
- * (checkRuntimePrivileges). The one way the schema is migrated: at start-up, from
- * the command line and in the test setup.
+ * recent enough (checkPostgresVersion) and its database in UTF8 (checkDatabaseEncoding); then
+ * refuses a role that could not run the service (checkRuntimePrivileges). The one way the
+ * schema is migrated: at start-up, from the command line and in the test setup.
  */
 export async function migrateDatabase(
   url: string,
@@ -73,8 +74,10 @@ export async function migrateDatabase(
   const dataSource = new DataSource(buildMigrationDataSourceOptions(url, connectTimeoutMs, true));
   await dataSource.initialize();
   try {
-    // A server too old is refused before the lock, not half-way through the migrations.
+    // A server too old, or a database that cannot hold every script, is refused before the
+    // lock, not half-way through the migrations or at the first emoji.
     await checkPostgresVersion((sql) => dataSource.query(sql));
+    await checkDatabaseEncoding((sql) => dataSource.query(sql));
     const applied = await runMigrations(dataSource, progress);
     await checkRuntimePrivileges((sql, parameters) => dataSource.query(sql, parameters));
     const known = new Set(dataSource.migrations.map((migration) => migration.name));
