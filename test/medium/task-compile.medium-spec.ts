@@ -244,6 +244,30 @@ describe('TaskLifecycleRepository compiling', () => {
     expect(order).toEqual(['first', 'second']);
   });
 
+  // Two compiles completing at once (one with its job lock lost): the later time commits later,
+  // or a poller that saw it with `completed_after` would never see the earlier.
+  it('commits completions in the order of their times', async () => {
+    await insert('completes-first', 'compiling');
+    await insert('completes-second', 'compiling');
+    let second: Promise<boolean> | undefined;
+    let secondCommitted = false;
+    await repository.lockTask('completes-first', async (lock) => {
+      expect(await repository.markCompleted('completes-first', DATASET, at(1), lock)).toBe(true);
+      second = repository
+        .markCompleted('completes-second', DATASET, at(5))
+        .finally(() => (secondCommitted = true));
+      // Long enough for the second to have committed, were it not waiting.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(secondCommitted).toBe(false);
+    });
+    expect(await second).toBe(true);
+    const [first, later] = await database.query<{ completed_at: Date }[]>(
+      `SELECT completed_at FROM scraping_tasks WHERE id IN ('completes-first', 'completes-second')
+       ORDER BY id`,
+    );
+    expect(later.completed_at.getTime()).toBeGreaterThan(first.completed_at.getTime());
+  });
+
   // Work that throws commits nothing of what it recorded.
   it('rolls back what was recorded under the lock when the work throws', async () => {
     await insert('rolled-back', 'compiling');

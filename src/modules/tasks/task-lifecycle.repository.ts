@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { retryDelaySql } from '../../common/retry-delay';
 import { affectedCount, returningRows } from '../../database/returning-rows';
 import { notErasedSql, sourceIdOfItem } from '../../network/erased-authors';
@@ -12,6 +12,9 @@ import { CompiledDataset, ParquetFile } from './dataset-writer';
 import { TaskRow } from './task.types';
 import { lockTaskRow, TaskLock } from './task-row-lock';
 import { rewrittenAtSql } from './written-at';
+
+/** Arbitrary constant: the advisory lock that orders task completions (markCompleted). */
+const COMPLETION_LOCK_ID = 7_013_000_006;
 
 /**
  * An expired task whose final collection has a page left (finalPage, whose conditions these
@@ -205,6 +208,11 @@ export class TaskLifecycleRepository {
    * only "recorded by a release before migration 1765010000000"). Its stored items stay: the prune
    * pass deletes them later (completedWithItems), as a second compile of the task may be reading
    * them right now. Given `lock` (lockTask), in the lock's transaction.
+   *
+   * Completions take turns (an advisory lock held to the commit): two compiles completing at
+   * once (one of them with its job lock lost) each read the last time before the other had
+   * committed, so they could tie, or the later time commit first, and a poller that had seen it
+   * missed the other for good (a collation audit).
    */
   async markCompleted(
     taskId: string,
@@ -212,7 +220,21 @@ export class TaskLifecycleRepository {
     now: Date,
     lock?: TaskLock,
   ): Promise<boolean> {
-    const result: unknown = await (lock?.manager ?? this.dataSource).query(
+    const complete = async (manager: EntityManager) => {
+      await manager.query('SELECT pg_advisory_xact_lock($1)', [COMPLETION_LOCK_ID]);
+      return this.completeIn(manager, taskId, dataset, now);
+    };
+    return lock ? complete(lock.manager) : this.dataSource.transaction(complete);
+  }
+
+  /** markCompleted's update, in a transaction that holds the completion lock. */
+  private async completeIn(
+    manager: EntityManager,
+    taskId: string,
+    dataset: CompiledDataset,
+    now: Date,
+  ): Promise<boolean> {
+    const result: unknown = await manager.query(
       `WITH completion AS (
          SELECT GREATEST($2::timestamptz, max(completed_at) + interval '1 millisecond') AS at
          FROM scraping_tasks)
