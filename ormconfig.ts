@@ -3,8 +3,9 @@ import { buildMigrationDataSourceOptions } from './src/database/data-source-opti
 import { commandLineDatabase } from './src/database/migrate-command';
 import { loadEnvFile } from './src/config/env-file';
 
-// The DataSource for the TypeORM CLI (`npm run migration:revert`), on migration settings (no
-// statement timeout). `npm run migration:run` and the app migrate through migrateDatabase.
+// The DataSource for the TypeORM CLI (`npx typeorm migration:show -d dist/ormconfig.js`), on
+// migration settings (no statement timeout). The app, `npm run migration:run` and
+// `npm run migration:revert` migrate through migrate.ts, under the replicas' migration lock.
 loadEnvFile();
 const { url, connectTimeoutMs } = commandLineDatabase(process.env);
 

@@ -129,10 +129,46 @@ export function describeMigrations(report: MigrationReport): {
  * Runs pending migrations under a session-level advisory lock: replicas starting together
  * wait for the first one instead of racing to create the same tables.
  */
-export async function runMigrations(
+export function runMigrations(
   dataSource: DataSource,
   progress?: MigrationProgress,
 ): Promise<string[]> {
+  return underMigrationLock(dataSource, progress, () => migrateGivingWay(dataSource, progress));
+}
+
+/**
+ * Undoes the last migration applied to the database at `url` (`npm run migration:revert`), under
+ * the migration lock: without it a revert ran beside a replica that was migrating (a CLI audit).
+ * Its statements wait for their locks as long as they take (no giving way: an operator is
+ * watching, and a revert that failed half-way would be one more thing to undo). The name of the
+ * migration undone; undefined when none was applied.
+ */
+export async function revertLastMigration(
+  url: string,
+  connectTimeoutMs?: number,
+  progress?: MigrationProgress,
+): Promise<string | undefined> {
+  const dataSource = new DataSource(buildMigrationDataSourceOptions(url, connectTimeoutMs));
+  await dataSource.initialize();
+  try {
+    return await underMigrationLock(dataSource, progress, async () => {
+      const before = await recordedMigrations(dataSource);
+      if (before.length === 0) return undefined;
+      await dataSource.undoLastMigration({ transaction: 'each' });
+      const after = await recordedMigrations(dataSource);
+      return before.find((name) => !after.includes(name));
+    });
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+/** `work` on the pool's other connection while this one holds the migration lock. */
+async function underMigrationLock<T>(
+  dataSource: DataSource,
+  progress: MigrationProgress | undefined,
+  work: () => Promise<T>,
+): Promise<T> {
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   const [{ lock_timeout: lockTimeout }] = (await runner
@@ -148,7 +184,7 @@ export async function runMigrations(
     await takeMigrationLock(runner, progress);
     const stopWatching = watchMigrating(runner, progress);
     try {
-      return await migrateGivingWay(dataSource, progress);
+      return await work();
     } finally {
       stopWatching();
     }

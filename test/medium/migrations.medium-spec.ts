@@ -435,8 +435,8 @@ describe('Migrating the schema (migrateDatabase: start-up, `npm run migration:ru
   it('from the command line: prints what it applied, then that the schema is up to date, and exits 0', async () => {
     const stdout: string[] = [];
     const write = { stdout: (line: string) => stdout.push(line), stderr: () => undefined };
-    expect(await runMigrationCommand({ DATABASE_URL: url }, write)).toBe(0);
-    expect(await runMigrationCommand({ DATABASE_URL: url }, write)).toBe(0);
+    expect(await runMigrationCommand([], { DATABASE_URL: url }, write)).toBe(0);
+    expect(await runMigrationCommand([], { DATABASE_URL: url }, write)).toBe(0);
     expect(stdout).toEqual([
       expect.stringMatching(
         /^migrations applied: InitialSchema1763700000000, RepoNames1763800000000, /,
@@ -455,7 +455,7 @@ describe('Migrating the schema (migrateDatabase: start-up, `npm run migration:ru
       stdout: (line: string) => stdout.push(line),
       stderr: (line: string) => stderr.push(line),
     };
-    const status = runMigrationCommand({ DATABASE_URL: url }, write);
+    const status = runMigrationCommand([], { DATABASE_URL: url }, write);
     try {
       await eventually(async () =>
         expect(stderr).toEqual([
@@ -468,6 +468,88 @@ describe('Migrating the schema (migrateDatabase: start-up, `npm run migration:ru
     expect(await status).toBe(0);
     expect(stderr[1]).toMatch(/^took the migration lock after waiting \d+ s$/);
     expect(stdout).toEqual([expect.stringMatching(/^migrations applied: InitialSchema/)]);
+  });
+
+  // A Job stopped at its deadline, a CI cancel, a Ctrl-C: the wait's query was left queued for
+  // the lock, and took it once free, for a process gone (a CLI audit).
+  it('from the command line: ends a wait for the lock on a signal, its query cancelled, 128 + the signal', async () => {
+    const replica = new Client({ connectionString: url });
+    await replica.connect();
+    await replica.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+    const stderr: string[] = [];
+    let endWait: ((reason: string) => void) | undefined;
+    try {
+      const status = runMigrationCommand(
+        [],
+        { DATABASE_URL: url },
+        { stdout: () => undefined, stderr: (line) => stderr.push(line) },
+        (end) => {
+          endWait = end;
+          return () => (endWait = undefined);
+        },
+      );
+      await eventually(async () => expect(endWait).toBeDefined());
+      endWait!('SIGTERM');
+      expect(await status).toBe(143);
+      expect(stderr.at(-1)).toBe(
+        'SIGTERM while waiting for the migration lock: stopped, nothing migrated',
+      );
+      const { rows } = await replica.query<{ waiting: string }>(
+        `SELECT count(*) AS waiting FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`,
+      );
+      expect(Number(rows[0].waiting)).toBe(0);
+    } finally {
+      await replica.end();
+    }
+  });
+
+  it('from the command line: reverts the last migration under the lock a replica holds, then says which', async () => {
+    await migrateDatabase(url);
+    const applied = await appliedMigrations(url);
+    const replica = new Client({ connectionString: url });
+    await replica.connect();
+    await replica.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+    const stdout: string[] = [];
+    const stderr: string[] = [];
+    const write = {
+      stdout: (line: string) => stdout.push(line),
+      stderr: (line: string) => stderr.push(line),
+    };
+    const status = runMigrationCommand(['--revert'], { DATABASE_URL: url }, write);
+    try {
+      await eventually(async () =>
+        expect(stderr).toEqual([
+          expect.stringMatching(/^waiting for the migration lock held by another replica/),
+        ]),
+      );
+      // Still waiting: nothing reverted while the replica migrates.
+      expect(await appliedMigrations(url)).toBe(applied);
+    } finally {
+      await replica.end();
+    }
+    expect(await status).toBe(0);
+    expect(stdout).toEqual([`migration reverted: ${MIGRATIONS[applied - 1].name}`]);
+    expect(await appliedMigrations(url)).toBe(applied - 1);
+    expect(await runMigrationCommand([], { DATABASE_URL: url }, write)).toBe(0);
+    expect(await appliedMigrations(url)).toBe(applied);
+  });
+
+  // A deployment that migrates as a step of its own must stop when the step failed.
+  it('from the command line: exits 1 naming DATABASE_URL, without its password, when the database cannot be reached', async () => {
+    const stdout: string[] = [];
+    const stderr: string[] = [];
+    const status = await runMigrationCommand(
+      [],
+      { DATABASE_URL: 'postgres://gateway:hunter2-secret@127.0.0.1:1/gateway' },
+      { stdout: (line) => stdout.push(line), stderr: (line) => stderr.push(line) },
+    );
+    expect(status).toBe(1);
+    expect(stdout).toEqual([]);
+    expect(stderr).toEqual([
+      expect.stringMatching(
+        /^migration failed: cannot use the database of DATABASE_URL=postgres:\/\/gateway:\*\*\*@127\.0\.0\.1:1\/gateway: .*ECONNREFUSED.* \(what was applied before stays applied\)$/,
+      ),
+    ]);
   });
 
   // DATABASE_CONNECT_TIMEOUT_MS is the operator's bound on a slow network, for the CLI as well.

@@ -44,7 +44,11 @@ const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
  * The same signal again within REPEATED_SIGNAL_WINDOW_MS is the one passed on (npm, a
  * terminal) and ignored; one after that exits at once.
  */
-export function exitOnSignal(interrupt?: (signal: NodeJS.Signals) => boolean): () => void {
+export function exitOnSignal(
+  interrupt?: (signal: NodeJS.Signals) => boolean,
+  /** What the line says after the signal's name when it exits at once, not interrupted before. */
+  atOnce = 'exiting at once, nothing to drain yet',
+): () => void {
   let interruptedAt: number | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
     if (interruptedAt === undefined && interrupt?.(signal)) {
@@ -55,9 +59,7 @@ export function exitOnSignal(interrupt?: (signal: NodeJS.Signals) => boolean): (
       return;
     // On stderr, as start-up failures are: the logger may not exist yet.
     process.stderr.write(
-      interruptedAt === undefined
-        ? `${signal}: exiting at once, nothing to drain yet\n`
-        : `${signal} again: exiting at once\n`,
+      interruptedAt === undefined ? `${signal}: ${atOnce}\n` : `${signal} again: exiting at once\n`,
     );
     process.exit(128 + constants.signals[signal]);
   };

@@ -82,13 +82,19 @@ function messageOf(error: unknown): string {
  * Unavailable as requests see it (isDatabaseUnavailable: refused, full, shutting down, not
  * accepting connections, pg's connection timeout, which has no code), wrongly named, or
  * unusable by this gateway (UnusableDatabase); and,
- * given the `url`, a certificate file it names that cannot be read.
+ * given the `url`, a certificate file it names that cannot be read. `lead` begins the line (a
+ * command beside the service says its own).
  */
-export function databaseFailure(error: unknown, setting: string, url?: string): unknown {
+export function databaseFailure(
+  error: unknown,
+  setting: string,
+  url?: string,
+  lead = 'Startup failed: ',
+): unknown {
   const file = url === undefined ? undefined : unreadableCertificateFile(error, url);
   if (file)
     return new StartupError(
-      `Startup failed: cannot use the database of ${setting}: its ${file} cannot be read (${codeOf(error) ?? 'error'})`,
+      `${lead}cannot use the database of ${setting}: its ${file} cannot be read (${codeOf(error) ?? 'error'})`,
     );
   const first: unknown = error instanceof AggregateError ? error.errors[0] : undefined;
   const code = codeOf(error) ?? codeOf(first);
@@ -100,9 +106,19 @@ export function databaseFailure(error: unknown, setting: string, url?: string): 
   const tls = isTlsFailure(error) || isTlsFailure(first);
   if (!known && !tls) return error;
   return new StartupError(
-    `Startup failed: cannot use the database of ${setting}: ${messageOf(error)}` +
+    `${lead}cannot use the database of ${setting}: ${messageOf(error)}` +
       (tls ? " (TLS: see the URL's sslmode and sslrootcert)" : ''),
   );
+}
+
+/**
+ * What a command beside the service (the migrations, an erasure) says of a failure on
+ * DATABASE_URL's database: databaseFailure's line naming the setting, its password as `***`, or
+ * the message of any other error.
+ */
+export function commandDatabaseFailure(error: unknown, url: string): string {
+  const named = databaseFailure(error, `DATABASE_URL=${withoutPassword(url)}`, url, '');
+  return named instanceof Error ? named.message : String(named);
 }
 
 /** The files pg reads for a connection URL's TLS, from its query. */
