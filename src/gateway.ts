@@ -25,6 +25,7 @@ import { loadValidatorKey, ValidatorKey } from './network/bittensor/validator-ke
 import { nodeAddress } from './common/security/node-address';
 import { ShutdownNotice } from './common/lifecycle/shutdown-notice';
 import { loadEnvFile } from './config/env-file';
+import { GATEWAY_USAGE, gatewayRequest } from './gateway-arguments';
 
 /**
  * A network started beside the gateway in place of a metagraph source. The development entry
@@ -51,9 +52,21 @@ export type SimulatedNetworkStarter = (
  * The process entry of the gateway, shared by both entry points: reads the environment, starts
  * the embedded Postgres when no DATABASE_URL is set, then the app, and prints the banner. Any
  * start-up failure is printed (startupFailureText) and exits with 1; a start stopped by a
- * signal while it waited for the migration lock exits 0.
+ * signal while it waited for the migration lock exits 0. `--help` prints its usage, any other
+ * argument exits 2 (gatewayRequest).
  */
 export function runGateway(simulate?: SimulatedNetworkStarter): void {
+  let request: ReturnType<typeof gatewayRequest>;
+  try {
+    request = gatewayRequest(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`gateway: ${(error as Error).message}\n`);
+    process.exit(2);
+  }
+  if (request === 'help') {
+    process.stdout.write(`${GATEWAY_USAGE.join('\n')}\n`);
+    return;
+  }
   const started: StartingGateway = {};
   startGateway(simulate, started).catch((error: unknown) => {
     if (error instanceof StartStopped) process.exit(0);
