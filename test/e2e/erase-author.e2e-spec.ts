@@ -1,22 +1,13 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { forEachLine } from '../../src/common/text-lines';
 import { buildDataSourceOptions } from '../../src/database/data-source-options';
 import { migrateDatabase } from '../../src/database/migrate';
-import { buildService, builtScript } from '../support/app-process';
+import { buildService } from '../support/app-process';
+import { runBuiltCommand } from '../support/built-command';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { storeComments } from '../support/erasure';
-import { GUARDED_NODE_ARGS } from '../support/loopback-guard';
-
-/** What the command printed, and how it exited. */
-interface Exit {
-  code: number | string;
-  stdout: string[];
-  stderr: string[];
-}
 
 /**
  * `npm run erase-author`'s script as an operator runs it: the compiled command, a process of its
@@ -29,24 +20,8 @@ describe('The erase-author command', () => {
   let database: DataSource;
   let dataDir: string;
 
-  function command(args: string[], env: Record<string, string>): Promise<Exit> {
-    const child = spawn(
-      process.execPath,
-      [...GUARDED_NODE_ARGS, builtScript('src/modules/erasure/erase-author-command.js'), ...args],
-      {
-        cwd: dataDir,
-        env: { PATH: process.env.PATH, MINER_ALLOWED_NETWORKS: '127.0.0.0/8', ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    const stdout: string[] = [];
-    const stderr: string[] = [];
-    forEachLine(child.stdout, (line) => stdout.push(line));
-    forEachLine(child.stderr, (line) => stderr.push(line));
-    return new Promise((done) =>
-      child.once('close', (code, signal) => done({ code: code ?? signal ?? -1, stdout, stderr })),
-    );
-  }
+  const command = (args: string[], env: Record<string, string>) =>
+    runBuiltCommand('src/modules/erasure/erase-author-command.js', args, env, dataDir);
   const erinsStored = async () =>
     (
       await database.query<{ count: number }[]>(
@@ -106,12 +81,34 @@ describe('The erase-author command', () => {
     expect(await erinsStored()).toBe(1);
   });
 
-  it('says DATABASE_URL is needed, exit status 1', async () => {
+  // Settings that cannot work are 2, as arguments are: a job retrying on 1 need not retry them.
+  it('says DATABASE_URL is needed, and refuses a malformed setting, exit status 2', async () => {
     const exit = await command(['--source', 'x', '--username', 'erin'], { DATA_DIR: dataDir });
+
+    expect(exit.code).toBe(2);
+    expect(exit.stderr).toEqual([
+      "erase-author: DATABASE_URL must be set to erase an author's posts",
+    ]);
+    const malformed = await command(['--source', 'x', '--username', 'erin'], {
+      DATABASE_URL: url,
+      DATA_DIR: dataDir,
+      DATABASE_CONNECT_TIMEOUT_MS: 'soon',
+    });
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr.join('\n')).toContain('DATABASE_CONNECT_TIMEOUT_MS');
+  });
+
+  it('names DATABASE_URL, its password as ***, when the database cannot be reached, exit status 1', async () => {
+    const exit = await command(['--source', 'x', '--username', 'erin'], {
+      DATABASE_URL: 'postgres://gateway:hunter2-secret@127.0.0.1:1/gateway',
+      DATA_DIR: dataDir,
+    });
 
     expect(exit.code).toBe(1);
     expect(exit.stderr).toEqual([
-      "erase-author: DATABASE_URL must be set to erase an author's posts",
+      expect.stringMatching(
+        /^erasure failed: cannot use the database of DATABASE_URL=postgres:\/\/gateway:\*\*\*@127\.0\.0\.1:1\/gateway: .*ECONNREFUSED.* \(nothing removed; run it again\)$/,
+      ),
     ]);
   });
 });

@@ -243,6 +243,7 @@ describe('The erasure command', () => {
     [['--source', 'reddit'], '--username must name the author'],
     [['--source', 'reddit', '--username', 'erin', '--force'], "Unknown option '--force'"],
     [['--source', 'reddit', 'erin'], 'positional argument'],
+    [['--help', '--source', 'reddit'], '--help takes no other arguments'],
   ])('refuses %j with exit status 2 and changes nothing', async (args, said) => {
     const before = await compiledTask('mixed', [0]);
     await storeComments(fixture.database, ['erin']);

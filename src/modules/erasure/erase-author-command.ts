@@ -5,6 +5,7 @@ import { AppConfig } from '../../config/app-config';
 import { commandLineConfig } from '../../config/command-line-config';
 import { loadEnvFile } from '../../config/env-file';
 import { buildDataSourceOptions } from '../../database/data-source-options';
+import { commandDatabaseFailure } from '../../common/lifecycle/startup-failure';
 import { DatasetErasure, ERASURE_LOCK_TIMEOUT_MS } from '../tasks/dataset-erasure';
 import { DatasetRecordsRepository } from '../tasks/dataset-records.repository';
 import { AuthorErasure } from './author-erasure';
@@ -19,9 +20,10 @@ const HELP = [
   "Registers the author as erased and takes their posts out of the item store, the tasks' items,",
   'the completed datasets, the copies set aside beside them and the cached on-demand answers.',
   '--dry-run says what it would remove and changes nothing. Run beside the service, with its',
-  '.env (DATABASE_URL, DATA_DIR, REDIS_URL). Exit status: 0 done; 1 a place not checked (the',
-  'summary says which; run again); 2 arguments that name no author (nothing touched); 3 a task',
-  'of the source was compiling (run again once it has completed).',
+  '.env (DATABASE_URL, DATA_DIR, REDIS_URL). Exit status: 0 done; 1 a place not checked or',
+  'the database out of reach (the summary or the line says which; run again); 2 arguments that',
+  'name no author, or settings refused (nothing touched); 3 a task of the source was compiling',
+  '(run again once it has completed).',
 ];
 
 /** Where the command writes: its summary on stdout, what went wrong on stderr. */
@@ -68,8 +70,9 @@ function once(values: string[] | undefined, name: string): string | undefined {
  * `npm run erase-author`: the author in the erased-authors register, then their posts out of
  * the tables and the datasets (AuthorErasure), run beside the service and its replicas on
  * their DATABASE_URL and DATA_DIR (`.env` read as they read it). Exits 2 for arguments that
- * name no author (nothing is touched), 1 when it failed or left a place unchecked (the summary
- * says which), 3 when a task compiling may still record the author's rows (erasureStatus), 0
+ * name no author or settings that cannot work (nothing is touched: a job retrying on 1 need not
+ * retry those, a CLI audit), 1 when it failed or left a place unchecked (the summary says
+ * which), 3 when a task compiling may still record the author's rows (erasureStatus), 0
  * otherwise, and for `--help` alone.
  */
 export async function runEraseAuthorCommand(
@@ -84,6 +87,8 @@ export async function runEraseAuthorCommand(
   }
   let request: ReturnType<typeof erasureRequest>;
   try {
+    if (args.includes('--help') || args.includes('-h'))
+      throw new ErasedAuthorError('--help takes no other arguments');
     request = erasureRequest(args);
   } catch (error) {
     if (!(error instanceof ErasedAuthorError)) throw error;
@@ -97,7 +102,7 @@ export async function runEraseAuthorCommand(
     if (!config.databaseUrl) throw new Error("DATABASE_URL must be set to erase an author's posts");
   } catch (error) {
     write.stderr(`erase-author: ${(error as Error).message}`);
-    return 1;
+    return 2;
   }
   // No statement timeout: a delete over the whole item store may take longer than a request.
   const dataSource = new DataSource(
@@ -109,6 +114,12 @@ export async function runEraseAuthorCommand(
   );
   try {
     await dataSource.initialize();
+  } catch (error) {
+    const failure = commandDatabaseFailure(error, config.databaseUrl);
+    write.stderr(`erasure failed: ${failure} (nothing removed; run it again)`);
+    return 1;
+  }
+  try {
     const erasure = new AuthorErasure(
       new AuthorItemsRepository(dataSource),
       new DatasetErasure(
