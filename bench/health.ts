@@ -49,6 +49,7 @@ import {
   loadOptions,
   memoryMb,
   numberSetting,
+  settingText,
   probe,
 } from './support/measure';
 import { reachableRedisUrl } from './support/redis';
@@ -112,8 +113,7 @@ const PROFILED: readonly Target[] = [
  * process has been idle for a while (about 40 s here); idle means after that.
  */
 const idleSeconds = numberSetting(
-  flags.idle ?? process.env.BENCH_IDLE_SECONDS,
-  'BENCH_IDLE_SECONDS',
+  settingText('idle', flags.idle, 'BENCH_IDLE_SECONDS'),
   60,
   false,
   true,

@@ -16,7 +16,7 @@ import { cleanupOnExit } from './support/cleanup';
 import { acquireDatabase } from './support/database';
 import { benchFlags } from './support/flags';
 import { seedItemStore, seedMiners } from './support/item-store-seed';
-import { numberSetting, percentile } from './support/measure';
+import { numberSetting, percentile, settingText } from './support/measure';
 import { commandLine, formatInt, machineLine, progress, table } from './support/report';
 
 const DAY_MS = 86_400_000;
@@ -118,8 +118,8 @@ async function main(): Promise<void> {
   const { values } = benchFlags({
     options: { items: { type: 'string' }, requests: { type: 'string' } },
   });
-  const items = numberSetting(values.items, 'items', 10_000_000, true);
-  const requests = numberSetting(values.requests, 'requests', 2000, true);
+  const items = numberSetting(settingText('items', values.items), 10_000_000, true);
+  const requests = numberSetting(settingText('requests', values.requests), 2000, true);
   const cleanup = cleanupOnExit();
   const database = await acquireDatabase('bench_item_store');
   cleanup.push(() => database.release());

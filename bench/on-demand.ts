@@ -31,7 +31,14 @@ import { forkServer } from './support/child-server';
 import { cleanupOnExit } from './support/cleanup';
 import { acquireDatabase } from './support/database';
 import { forkDevnet, serveDevnet, timeMinerCalls, timeQuorum } from './support/devnet-server';
-import { numberSetting, percentile, runPool, trackUsage } from './support/measure';
+import {
+  integerListSetting,
+  numberSetting,
+  percentile,
+  runPool,
+  settingText,
+  trackUsage,
+} from './support/measure';
 import { progress } from './support/report';
 import {
   ON_DEMAND_PATH,
@@ -64,25 +71,26 @@ const { values: flags } = benchFlags({
     'first-fetches': text,
   },
 });
-const setting = (flag: string | undefined, name: string, fallback: number): number =>
-  numberSetting(flag ?? process.env[name], name, fallback, true);
+const setting = (
+  flag: string,
+  value: string | undefined,
+  variable: string,
+  fallback: number,
+  zero = false,
+): number => numberSetting(settingText(flag, value, variable), fallback, true, zero);
 const options: OnDemandOptions = {
   // Fixed, not ranges: the latency of the miner completing the quorum is then known exactly.
-  latencies: (flags.latencies ?? process.env.BENCH_LATENCIES ?? '40,80,120,160')
-    .split(',')
-    .map((value) => numberSetting(value.trim(), 'BENCH_LATENCIES', 0, true, true)),
-  hung: numberSetting(flags.hung ?? process.env.BENCH_HUNG, 'BENCH_HUNG', 1, true, true),
-  requests: setting(flags.requests, 'BENCH_REQUESTS', 300),
-  warmup: setting(flags.warmup, 'BENCH_WARMUP_REQUESTS', 30),
-  concurrency: setting(flags.concurrency, 'BENCH_CONCURRENCY', 4),
-  direct: setting(flags.direct, 'BENCH_DIRECT_REQUESTS', 30),
-  activeTasks: numberSetting(
-    flags['active-tasks'] ?? process.env.BENCH_ACTIVE_TASKS,
-    'BENCH_ACTIVE_TASKS',
-    0,
-    true,
+  latencies: integerListSetting(
+    settingText('latencies', flags.latencies, 'BENCH_LATENCIES'),
+    [40, 80, 120, 160],
     true,
   ),
+  hung: setting('hung', flags.hung, 'BENCH_HUNG', 1, true),
+  requests: setting('requests', flags.requests, 'BENCH_REQUESTS', 300),
+  warmup: setting('warmup', flags.warmup, 'BENCH_WARMUP_REQUESTS', 30),
+  concurrency: setting('concurrency', flags.concurrency, 'BENCH_CONCURRENCY', 4),
+  direct: setting('direct', flags.direct, 'BENCH_DIRECT_REQUESTS', 30),
+  activeTasks: setting('active-tasks', flags['active-tasks'], 'BENCH_ACTIVE_TASKS', 0, true),
 };
 /** Seconds between two collection passes while tasks are active (a pass spreads over it). */
 const TASK_TICK_S = 10;

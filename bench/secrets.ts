@@ -14,20 +14,15 @@ import { cleanupOnExit } from './support/cleanup';
 import { acquireDatabase } from './support/database';
 import { findLeaks, forbiddenForms } from './support/fuzz/secret-forms';
 import { runSecretsCampaign } from './support/fuzz/secrets';
-import { numberSetting, seedSetting } from './support/measure';
+import { numberSetting, seedSetting, settingText } from './support/measure';
 import { commandLine, formatInt, machineLine, progress, table } from './support/report';
 import { startServiceProcess } from './support/service-process';
 
 const { values: flags } = benchFlags({
   options: { runs: { type: 'string' }, seed: { type: 'string' } },
 });
-const runs = numberSetting(
-  flags.runs ?? process.env.BENCH_SECRETS_RUNS,
-  'BENCH_SECRETS_RUNS',
-  10_000,
-  true,
-);
-const seed = seedSetting(flags.seed ?? process.env.BENCH_SECRETS_SEED, 'BENCH_SECRETS_SEED');
+const runs = numberSetting(settingText('runs', flags.runs, 'BENCH_SECRETS_RUNS'), 10_000, true);
+const seed = seedSetting(settingText('seed', flags.seed, 'BENCH_SECRETS_SEED'));
 
 async function main(): Promise<void> {
   const cleanup = cleanupOnExit();

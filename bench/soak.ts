@@ -18,7 +18,7 @@ import { cleanupOnExit } from './support/cleanup';
 import { reachableRedisUrl } from './support/redis';
 import { acquireDatabase } from './support/database';
 import { forkDevnet, serveDevnet } from './support/devnet-server';
-import { memoryMb, numberSetting, percentile } from './support/measure';
+import { memoryMb, numberSetting, percentile, settingText } from './support/measure';
 import {
   closeTraffic,
   Context,
@@ -43,11 +43,10 @@ const { values: flags } = benchFlags({
   },
 });
 const options = {
-  minutes: numberSetting(flags.minutes ?? process.env.BENCH_MINUTES, 'BENCH_MINUTES', 10, false),
-  rate: numberSetting(flags.rate ?? process.env.BENCH_RATE, 'BENCH_RATE', 40, false),
+  minutes: numberSetting(settingText('minutes', flags.minutes, 'BENCH_MINUTES'), 10, false),
+  rate: numberSetting(settingText('rate', flags.rate, 'BENCH_RATE'), 40, false),
   maxInFlight: numberSetting(
-    flags['max-in-flight'] ?? process.env.BENCH_MAX_IN_FLIGHT,
-    'BENCH_MAX_IN_FLIGHT',
+    settingText('max-in-flight', flags['max-in-flight'], 'BENCH_MAX_IN_FLIGHT'),
     200,
     true,
   ),

@@ -1,3 +1,4 @@
+import { constants } from 'node:os';
 import { progress } from './report';
 
 export interface Cleanup {
@@ -21,7 +22,10 @@ export function cleanupOnExit(): Cleanup {
       }
     })());
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => void run().finally(() => process.exit(130)));
+    // 128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM), as the shell reports a run
+    // the signal killed: a CI step or a supervisor can tell a stop from a failure.
+    const status = 128 + constants.signals[signal];
+    process.once(signal, () => void run().finally(() => process.exit(status)));
   }
   return { push: (step) => void steps.push(step), run };
 }

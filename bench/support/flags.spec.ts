@@ -31,8 +31,8 @@ describe('benchFlags', () => {
     expect(run(['--seconds', '3', '--profile']).outcome).toBe('{"seconds":"3","profile":true}');
   });
 
-  it('prints the usage for --help and exits 0', () => {
-    const { outcome, out } = run(['--help']);
+  it.each(['--help', '-h'])('prints the usage for %s and exits 0', (flag) => {
+    const { outcome, out } = run([flag]);
     expect(outcome).toBe('exit 0');
     expect(out).toMatch(/^usage: node .* \[--seconds <value>\] \[--profile\]\n$/);
   });

@@ -7,15 +7,15 @@ type FlagOptions = NonNullable<ParseArgsConfig['options']>;
 const CHILD_FLAG = /^serve-/;
 
 /**
- * A benchmark's command-line flags, parsed strictly. `--help` lists them and exits; an unknown
- * flag, or a flag without its value, is named beside that list and exits with code 2, instead of
- * Node's stack trace. What each flag means is in the benchmark's header comment.
+ * A benchmark's command-line flags, parsed strictly. `--help` (or `-h`) lists them and exits; an
+ * unknown flag, or a flag without its value, is named beside that list and exits with code 2,
+ * instead of Node's stack trace. What each flag means is in the benchmark's header comment.
  */
 export function benchFlags<T extends { options: FlagOptions }>(
   config: T,
   argv: string[] = process.argv.slice(2),
 ): ReturnType<typeof parseArgs<T>> {
-  if (argv.includes('--help')) {
+  if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(`${flagsUsage(config.options)}\n`);
     process.exit(0);
   }
@@ -24,9 +24,18 @@ export function benchFlags<T extends { options: FlagOptions }>(
     return parseArgs({ ...config, args: argv }) as ReturnType<typeof parseArgs<T>>;
   } catch (error) {
     if (!isParseArgsError(error)) throw error;
-    process.stderr.write(`${error.message}\n${flagsUsage(config.options)}\n`);
-    process.exit(2);
+    return refuseUsage(`${error.message}\n${flagsUsage(config.options)}`);
   }
+}
+
+/**
+ * Refuses what the benchmark was asked to run (a flag or BENCH_* value) before anything starts:
+ * the message on stderr and exit status 2, the shell's "usage error", rather than a stack trace
+ * and 1, which a script retrying failed runs could not tell from a failed benchmark.
+ */
+export function refuseUsage(message: string): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(2);
 }
 
 /** `usage: node dist-dev/bench/health.js [--seconds <value>] [--profile]`, child flags left out. */

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
+import { refuseUsage } from './flags';
 
 /** How hard and how long to load; the same flags and BENCH_* variables for every benchmark. */
 export interface LoadOptions {
@@ -19,43 +20,80 @@ export interface LoadFlags {
 
 /** Defaults: 2 × (2 s warm-up + 3 × 5 s) keeps a two-target run well under a minute. */
 export function loadOptions(flags: LoadFlags, env: NodeJS.ProcessEnv = process.env): LoadOptions {
-  const setting = (flag: string | undefined, name: string, fallback: number, integer: boolean) =>
-    numberSetting(flag ?? env[name], name, fallback, integer);
+  const setting = (flag: keyof LoadFlags, variable: string, fallback: number, integer: boolean) =>
+    numberSetting(settingText(flag, flags[flag], variable, env), fallback, integer);
   return {
-    seconds: setting(flags.seconds, 'BENCH_SECONDS', 5, false),
-    warmupSeconds: setting(flags.warmup, 'BENCH_WARMUP_SECONDS', 2, false),
-    connections: setting(flags.connections, 'BENCH_CONNECTIONS', 10, true),
-    rounds: setting(flags.rounds, 'BENCH_ROUNDS', 3, true),
+    seconds: setting('seconds', 'BENCH_SECONDS', 5, false),
+    warmupSeconds: setting('warmup', 'BENCH_WARMUP_SECONDS', 2, false),
+    connections: setting('connections', 'BENCH_CONNECTIONS', 10, true),
+    rounds: setting('rounds', 'BENCH_ROUNDS', 3, true),
   };
 }
 
+/** A setting's text and where it came from, so that a refusal names what to change. */
+export interface SettingText {
+  /** Undefined when not given. */
+  text: string | undefined;
+  /** `--rows`, or `BENCH_ROWS (for --rows)` when the variable gave it. */
+  source: string;
+}
+
 /**
- * A positive (or, with `zero`, non-negative) number from a flag or BENCH_* variable (`raw`), or
- * `fallback` when unset.
+ * The text of flag `--<flag>` (its parsed `value`), else of its BENCH_* `variable`. An empty
+ * variable is unset (`BENCH_ROWS= npm run …` keeps the default); an empty flag (`--rows=`) is
+ * given, and refused: typed on purpose, it must not quietly mean the default.
+ */
+export function settingText(
+  flag: string,
+  value: string | undefined,
+  variable?: string,
+  env: NodeJS.ProcessEnv = process.env,
+): SettingText {
+  if (value !== undefined || variable === undefined) return { text: value, source: `--${flag}` };
+  const text = env[variable] === '' ? undefined : env[variable];
+  return { text, source: `${variable} (for --${flag})` };
+}
+
+/**
+ * A positive (or, with `zero`, non-negative) number, or `fallback` when not given. Nonsense
+ * (blank, NaN, 0 s, 2.5 connections) is refused rather than benchmarked: one line naming the
+ * flag or variable, exit 2.
  */
 export function numberSetting(
-  raw: string | undefined,
-  name: string,
+  setting: SettingText,
   fallback: number,
   integer: boolean,
   zero = false,
 ): number {
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  // Reject nonsense rather than benchmark it (NaN, 0 s, 2.5 connections).
+  const { text, source } = setting;
+  if (text === undefined) return fallback;
+  // Blank is not 0, as Number() reads it.
+  const value = text.trim() === '' ? NaN : Number(text);
   if (!(value > 0 || (zero && value === 0)) || (integer && !Number.isInteger(value))) {
     const kind = `${zero ? 'non-negative' : 'positive'} ${integer ? 'integer' : 'number'}`;
-    throw new Error(`${name} (or its flag) must be a ${kind}: ${raw}`);
+    refuseUsage(`${source} must be a ${kind}, not '${text}'`);
   }
   return value;
+}
+
+/** A comma-separated list of integers (`--latencies 40,80`), each as numberSetting takes it. */
+export function integerListSetting(
+  setting: SettingText,
+  fallback: readonly number[],
+  zero = false,
+): number[] {
+  if (setting.text === undefined) return [...fallback];
+  return setting.text
+    .split(',')
+    .map((text) => numberSetting({ text: text.trim(), source: setting.source }, NaN, true, zero));
 }
 
 /**
  * The seed of a fast-check run, from a flag or BENCH_*_SEED variable; unset, a new one each run,
  * which the report prints so that a finding can be repeated with `--seed`.
  */
-export function seedSetting(raw: string | undefined, name: string, now = Date.now()): number {
-  return numberSetting(raw, name, now % 2 ** 31, true, true);
+export function seedSetting(setting: SettingText, now = Date.now()): number {
+  return numberSetting(setting, now % 2 ** 31, true, true);
 }
 
 export interface LoadTarget {

@@ -34,7 +34,7 @@ import { cleanupOnExit } from './cleanup';
 import { acquireDatabase } from './database';
 import { DevnetAxon, forkDevnet } from './devnet-server';
 import { seedItemStore } from './item-store-seed';
-import { numberSetting, percentile, trackUsage } from './measure';
+import { integerListSetting, numberSetting, percentile, settingText, trackUsage } from './measure';
 import { formatInt, progress } from './report';
 import { FIRST_FETCH_LABELS, QueryBody, seedFreshFetches } from './stored-queries';
 import { Answer, measureFirstFetches, measureStoreHits } from './stored-phases';
@@ -62,18 +62,18 @@ export interface StoredFlags {
 export type StoredOptions = ReturnType<typeof storedOptions>;
 
 export function storedOptions(flags: StoredFlags, env: NodeJS.ProcessEnv = process.env) {
-  const setting = (flag: string | undefined, name: string, fallback: number): number =>
-    numberSetting(flag ?? env[name], name, fallback, true);
+  const text = (flag: keyof StoredFlags, variable: string) =>
+    settingText(flag, flags[flag], variable, env);
+  const setting = (flag: keyof StoredFlags, variable: string, fallback: number): number =>
+    numberSetting(text(flag, variable), fallback, true);
   return {
-    items: setting(flags.items, 'BENCH_ITEMS', 10_000_000),
-    latencies: (flags.latencies ?? env.BENCH_LATENCIES ?? '50,150,300')
-      .split(',')
-      .map((value) => numberSetting(value.trim(), 'BENCH_LATENCIES', 0, true, true)),
-    requests: setting(flags.requests, 'BENCH_REQUESTS', 1000),
-    warmup: setting(flags.warmup, 'BENCH_WARMUP_REQUESTS', 50),
-    concurrency: setting(flags.concurrency, 'BENCH_CONCURRENCY', 4),
-    firstFetches: setting(flags['first-fetches'], 'BENCH_FIRST_FETCHES', 200),
-    direct: setting(flags.direct, 'BENCH_DIRECT_REQUESTS', 30),
+    items: setting('items', 'BENCH_ITEMS', 10_000_000),
+    latencies: integerListSetting(text('latencies', 'BENCH_LATENCIES'), [50, 150, 300], true),
+    requests: setting('requests', 'BENCH_REQUESTS', 1000),
+    warmup: setting('warmup', 'BENCH_WARMUP_REQUESTS', 50),
+    concurrency: setting('concurrency', 'BENCH_CONCURRENCY', 4),
+    firstFetches: setting('first-fetches', 'BENCH_FIRST_FETCHES', 200),
+    direct: setting('direct', 'BENCH_DIRECT_REQUESTS', 30),
   };
 }
 

@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Sr25519Keypair } from '../network/bittensor/keypair';
 import { readWalletHotkey } from '../network/bittensor/wallet-file';
-import { parseCliArguments } from './cli';
+import { parseCliArguments, startFailure, USAGE } from './cli';
 import { writeGatewayWallet } from './gateway-wallet';
 
 const GATEWAY = Sr25519Keypair.fromUri('//Gateway').address;
@@ -128,6 +128,64 @@ describe('parseCliArguments', () => {
     expect(() => parseCliArguments([], { DEVNET_STORED_ONLY: value })).toThrow(
       `DEVNET_STORED_ONLY must be true or false, got "${value}"`,
     );
+    expect(() => parseCliArguments(['--stored-only'], { DEVNET_STORED_ONLY: value })).toThrow(
+      /DEVNET_STORED_ONLY/,
+    );
+  });
+
+  // The help is what an operator reads to find out what went wrong with the environment.
+  it.each(['--help', '-h'])('answers %s even beside a bad DEVNET_STORED_ONLY', (flag) => {
+    expect(parseCliArguments([flag], { DEVNET_STORED_ONLY: 'yes' })).toBe('help');
+  });
+});
+
+describe('USAGE', () => {
+  it('lists the exit statuses a script can act on', () => {
+    expect(USAGE).toMatch(/Exit status: 0 .*, 1 .*, 2 bad options or DEVNET_STORED_ONLY/s);
+  });
+});
+
+describe('startFailure', () => {
+  const options = (argv: string[]) => {
+    const parsed = parseCliArguments(argv);
+    if (parsed === 'help') throw new Error('not options');
+    return parsed;
+  };
+  const failure = (message: string, fields: Partial<NodeJS.ErrnoException>) =>
+    Object.assign(new Error(message), fields);
+
+  it('names --base-port when a miner cannot listen on its port', () => {
+    const error = failure('listen EADDRINUSE: address already in use 127.0.0.1:41041', {
+      code: 'EADDRINUSE',
+      syscall: 'listen',
+    });
+    expect(startFailure(error, options(['--base-port', '41040']))).toBe(
+      'devnet: --base-port 41040: listen EADDRINUSE: address already in use 127.0.0.1:41041 ' +
+        '(miner uid listens on --base-port + uid: choose another --base-port, or 0 for free ports)',
+    );
+  });
+
+  it('names --metagraph when its directory cannot be made or written', () => {
+    const given = join(tmpdir(), 'a-file', 'metagraph.json');
+    const mkdir = failure(`EEXIST: file already exists, mkdir '${dirname(given)}'`, {
+      code: 'EEXIST',
+      syscall: 'mkdir',
+      path: dirname(given),
+    });
+    expect(startFailure(mkdir, options(['--metagraph', given]))).toBe(
+      `devnet: --metagraph ${given}: ${mkdir.message}`,
+    );
+    const parent = failure('ENOTDIR', { code: 'ENOTDIR', syscall: 'mkdir', path: tmpdir() });
+    expect(startFailure(parent, options(['--metagraph', given]))).toMatch(/^devnet: --metagraph /);
+  });
+
+  it('names --gateway-wallet for its own files, and nothing for an unrelated failure', () => {
+    const wallet = join(tmpdir(), 'wallets');
+    const error = failure('EACCES', { code: 'EACCES', syscall: 'open', path: join(wallet, 'x') });
+    expect(startFailure(error, options(['--gateway-wallet', wallet]))).toBe(
+      `devnet: --gateway-wallet ${wallet}: EACCES`,
+    );
+    expect(startFailure(new Error('boom'), options([]))).toBe('devnet: boom');
   });
 });
 

@@ -1,4 +1,4 @@
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import { describeBehaviour, MinerBehaviour, parseFaultSpec } from './behaviour';
 import { Devnet, isLoopbackHost, maxBasePort, MinerSpec, startDevnet } from './devnet';
@@ -9,7 +9,7 @@ import { writeGatewayWallet } from './gateway-wallet';
  *   node dist-dev/src/devnet/cli.js --miners 8 --seed 7 --faults "2:hang,3:fabricate"
  */
 
-const USAGE = `Usage: node dist-dev/src/devnet/cli.js [options]
+export const USAGE = `Usage: node dist-dev/src/devnet/cli.js [options]
   --miners <n>        number of miners (default 8)
   --seed <n>          seed of the corpus, keys and faults (default 1)
   --host <host>       loopback address to bind (default 127.0.0.1)
@@ -31,7 +31,11 @@ const USAGE = `Usage: node dist-dev/src/devnet/cli.js [options]
                       wrongHour wrongLabel brokenText latency=<ms>|<min>-<max>
                       overclaim=<factor>
                       rate=<0..1> endpoints=ondemand+index+bucket+contents honest
-                      policies: no-ondemand blacklist-all no-strict-budget`;
+                      policies: no-ondemand blacklist-all no-strict-budget
+  -h, --help          this text
+
+Exit status: 0 stopped by SIGINT/SIGTERM (or --help), 1 failed to start or to stop
+(a port in use, an unwritable --metagraph), 2 bad options or DEVNET_STORED_ONLY.`;
 
 interface CliOptions {
   miners: number;
@@ -101,17 +105,17 @@ export function parseCliArguments(
       'validator-hotkeys': { type: 'string' },
       'gateway-wallet': { type: 'string' },
       faults: { type: 'string', default: '' },
-      // DEVNET_STORED_ONLY=true (docker-compose) does the same as the flag.
-      'stored-only': {
-        type: 'boolean',
-        default: storedOnlyFromEnvironment(env.DEVNET_STORED_ONLY),
-      },
+      'stored-only': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
     allowPositionals: false,
   });
+  // Before the environment is read: help must work beside a bad DEVNET_STORED_ONLY.
   if (values.help) return 'help';
+  // DEVNET_STORED_ONLY=true (docker-compose) does the same as the flag; a bad value is refused
+  // even beside the flag, since the same .env feeds the gateway.
+  const storedOnly = storedOnlyFromEnvironment(env.DEVNET_STORED_ONLY) || values['stored-only'];
   const host = values.host;
   if (!isLoopbackHost(host)) throw new Error(`--host must be a loopback address, got "${host}"`);
   const miners = integer(values.miners, 'miners', 1, 1000);
@@ -130,7 +134,7 @@ export function parseCliArguments(
     validatorHotkeys: hotkeys(values['validator-hotkeys']),
     gatewayWallet: values['gateway-wallet'],
     faults,
-    storedOnly: values['stored-only'],
+    storedOnly,
   };
 }
 
@@ -147,6 +151,15 @@ async function main(): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
+  try {
+    stopOnSignals(await start(options));
+  } catch (error) {
+    process.stderr.write(`${startFailure(error, options)}\n`);
+    process.exitCode = 1;
+  }
+}
+
+async function start(options: CliOptions): Promise<Devnet> {
   const { faults } = options;
   const validatorHotkeys = [...options.validatorHotkeys];
   if (options.gatewayWallet) {
@@ -181,7 +194,36 @@ async function main(): Promise<void> {
       `${devnet.storedOnly ? ', stored data only (OnDemandRequest answers 404)' : ''}; ` +
       `metagraph written to ${devnet.metagraphFile}, repository names to ${devnet.repoNamesFile}\n`,
   );
-  stopOnSignals(devnet);
+  return devnet;
+}
+
+/**
+ * A failure to start, as one line naming the option to change: Node's message names a port or
+ * a directory, not the flag that chose it.
+ */
+export function startFailure(error: unknown, options: CliOptions): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const { syscall, path } = error as NodeJS.ErrnoException;
+  if (syscall === 'listen' && options.basePort !== 0)
+    return (
+      `devnet: --base-port ${options.basePort}: ${message} (miner uid listens on ` +
+      '--base-port + uid: choose another --base-port, or 0 for free ports)'
+    );
+  if (syscall === 'listen') return `devnet: --host ${options.host}: ${message}`;
+  if (path === undefined) return `devnet: ${message}`;
+  // The wallet is written first, and its directory is the narrower one when they overlap.
+  const wallet = options.gatewayWallet;
+  if (wallet !== undefined && related(resolve(path), resolve(wallet)))
+    return `devnet: --gateway-wallet ${wallet}: ${message}`;
+  // The repository names file is written beside the metagraph: the directory is --metagraph's.
+  if (related(resolve(path), dirname(resolve(options.metagraphFile))))
+    return `devnet: --metagraph ${options.metagraphFile}: ${message}`;
+  return `devnet: ${message}`;
+}
+
+/** One path is the other or inside it: a mkdir fails on the part of the path that is a file. */
+function related(one: string, other: string): boolean {
+  return one === other || one.startsWith(other + sep) || other.startsWith(one + sep);
 }
 
 function stopOnSignals(devnet: Devnet): void {
