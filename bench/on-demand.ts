@@ -33,7 +33,7 @@ import { acquireDatabase } from './support/database';
 import { forkDevnet, serveDevnet, timeMinerCalls, timeQuorum } from './support/devnet-server';
 import {
   integerListSetting,
-  numberSetting,
+  integerSetting,
   percentile,
   runPool,
   settingText,
@@ -71,13 +71,6 @@ const { values: flags } = benchFlags({
     'first-fetches': text,
   },
 });
-const setting = (
-  flag: string,
-  value: string | undefined,
-  variable: string,
-  fallback: number,
-  zero = false,
-): number => numberSetting(settingText(flag, value, variable), fallback, true, zero);
 const options: OnDemandOptions = {
   // Fixed, not ranges: the latency of the miner completing the quorum is then known exactly.
   latencies: integerListSetting(
@@ -85,12 +78,12 @@ const options: OnDemandOptions = {
     [40, 80, 120, 160],
     true,
   ),
-  hung: setting('hung', flags.hung, 'BENCH_HUNG', 1, true),
-  requests: setting('requests', flags.requests, 'BENCH_REQUESTS', 300),
-  warmup: setting('warmup', flags.warmup, 'BENCH_WARMUP_REQUESTS', 30),
-  concurrency: setting('concurrency', flags.concurrency, 'BENCH_CONCURRENCY', 4),
-  direct: setting('direct', flags.direct, 'BENCH_DIRECT_REQUESTS', 30),
-  activeTasks: setting('active-tasks', flags['active-tasks'], 'BENCH_ACTIVE_TASKS', 0, true),
+  hung: integerSetting('hung', flags.hung, 'BENCH_HUNG', 1, true),
+  requests: integerSetting('requests', flags.requests, 'BENCH_REQUESTS', 300),
+  warmup: integerSetting('warmup', flags.warmup, 'BENCH_WARMUP_REQUESTS', 30),
+  concurrency: integerSetting('concurrency', flags.concurrency, 'BENCH_CONCURRENCY', 4),
+  direct: integerSetting('direct', flags.direct, 'BENCH_DIRECT_REQUESTS', 30),
+  activeTasks: integerSetting('active-tasks', flags['active-tasks'], 'BENCH_ACTIVE_TASKS', 0, true),
 };
 /** Seconds between two collection passes while tasks are active (a pass spreads over it). */
 const TASK_TICK_S = 10;

@@ -39,7 +39,7 @@ import { forkServer } from './support/child-server';
 import { cleanupOnExit } from './support/cleanup';
 import { acquireDatabase, LOCAL_SERVER_URL } from './support/database';
 import { benchFlags } from './support/flags';
-import { integerListSetting, numberSetting, percentile, settingText } from './support/measure';
+import { integerListSetting, integerSetting, percentile, settingText } from './support/measure';
 import { formatInt, progress } from './support/report';
 import { timeHolderLookups } from './support/holder-lookup';
 import {
@@ -69,26 +69,24 @@ const { values: flags } = benchFlags({
     seed: text,
   },
 });
-const setting = (
-  flag: string,
-  value: string | undefined,
-  variable: string,
-  fallback: number,
-  zero = false,
-): number => numberSetting(settingText(flag, value, variable), fallback, true, zero);
 const options: StatsOptions = {
-  miners: setting('miners', flags.miners, 'BENCH_STATS_MINERS', 250),
-  buckets: setting('buckets', flags.buckets, 'BENCH_STATS_BUCKETS', 80_000),
-  labels: setting('labels', flags.labels, 'BENCH_STATS_LABELS', 5000),
+  miners: integerSetting('miners', flags.miners, 'BENCH_STATS_MINERS', 250),
+  buckets: integerSetting('buckets', flags.buckets, 'BENCH_STATS_BUCKETS', 80_000),
+  labels: integerSetting('labels', flags.labels, 'BENCH_STATS_LABELS', 5000),
   concurrency: integerListSetting(
     settingText('concurrency', flags.concurrency, 'BENCH_STATS_CONCURRENCY'),
     [1, 2, 4],
   ),
   /** Miners whose index is replaced once more after the load: the steady state of the sync. */
-  resync: setting('resync', flags.resync, 'BENCH_STATS_RESYNC', 10, true),
-  requests: setting('requests', flags.requests, 'BENCH_STATS_REQUESTS', 500),
-  baselineRuns: setting('baseline-runs', flags['baseline-runs'], 'BENCH_STATS_BASELINE_RUNS', 5),
-  seed: setting('seed', flags.seed, 'BENCH_STATS_SEED', 42),
+  resync: integerSetting('resync', flags.resync, 'BENCH_STATS_RESYNC', 10, true),
+  requests: integerSetting('requests', flags.requests, 'BENCH_STATS_REQUESTS', 500),
+  baselineRuns: integerSetting(
+    'baseline-runs',
+    flags['baseline-runs'],
+    'BENCH_STATS_BASELINE_RUNS',
+    5,
+  ),
+  seed: integerSetting('seed', flags.seed, 'BENCH_STATS_SEED', 42),
 };
 
 async function benchmark(): Promise<StatsRun> {

@@ -76,6 +76,20 @@ export function numberSetting(
   return value;
 }
 
+/**
+ * A positive (with `zero`, non-negative) integer from flag `--<flag>` (its parsed `value`), else
+ * BENCH_* `variable`, else `fallback`: numberSetting of settingText.
+ */
+export function integerSetting(
+  flag: string,
+  value: string | undefined,
+  variable: string,
+  fallback: number,
+  zero = false,
+): number {
+  return numberSetting(settingText(flag, value, variable), fallback, true, zero);
+}
+
 /** A comma-separated list of integers (`--latencies 40,80`), each as numberSetting takes it. */
 export function integerListSetting(
   setting: SettingText,

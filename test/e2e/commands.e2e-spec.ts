@@ -2,11 +2,11 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { MIGRATION_LOCK_ID } from '../../src/database/migrate';
 import { buildService } from '../support/app-process';
 import { runBuiltCommand } from '../support/built-command';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { until } from '../support/until';
+import { advisoryLockWaits, holdMigrationLock } from '../support/migration-lock';
 
 /**
  * The built gateway and migration command given arguments, as an operator gives them: `--help`
@@ -90,9 +90,7 @@ describe('The built commands and their arguments', () => {
   });
 
   it('migration on SIGTERM while waiting for the lock: says so, exits 143, its wait cancelled', async () => {
-    const replica = new Client({ connectionString: url });
-    await replica.connect();
-    await replica.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+    const replica = await holdMigrationLock(url);
     try {
       const exit = await runBuiltCommand(
         'src/database/migrate-command.js',
@@ -114,10 +112,7 @@ describe('The built commands and their arguments', () => {
       expect(exit.stderr.at(-1)).toBe(
         'SIGTERM while waiting for the migration lock: stopped, nothing migrated',
       );
-      const { rows } = await replica.query<{ waiting: string }>(
-        `SELECT count(*) AS waiting FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`,
-      );
-      expect(Number(rows[0].waiting)).toBe(0);
+      expect(await advisoryLockWaits(replica)).toBe(0);
     } finally {
       await replica.end();
     }

@@ -19,6 +19,7 @@ import { migrateFromCommandLine, runMigrationCommand } from '../../src/database/
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { eventually } from '../support/metrics';
 import { within } from '../../src/common/within';
+import { advisoryLockWaits, holdMigrationLock } from '../support/migration-lock';
 
 /** SHOW statement_timeout on a connection made with `options`. */
 async function statementTimeoutOf(options: ReturnType<typeof buildDataSourceOptions>) {
@@ -29,6 +30,17 @@ async function statementTimeoutOf(options: ReturnType<typeof buildDataSourceOpti
   } finally {
     await dataSource.destroy();
   }
+}
+
+/** What a migration command writes, line by line, and the writer that collects it. */
+function commandOutput() {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const write = {
+    stdout: (line: string) => stdout.push(line),
+    stderr: (line: string) => stderr.push(line),
+  };
+  return { stdout, stderr, write };
 }
 
 async function appliedMigrations(url: string): Promise<number> {
@@ -160,9 +172,7 @@ describe('Migrating the schema (migrateDatabase: start-up, `npm run migration:ru
   });
 
   it('waits for the migration lock held by a replica that is migrating, then migrates', async () => {
-    const replica = new Client({ connectionString: url });
-    await replica.connect();
-    await replica.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+    const replica = await holdMigrationLock(url);
     let settled = false;
     const migrating = migrateDatabase(url).finally(() => (settled = true));
 
@@ -203,9 +213,7 @@ describe('Migrating the schema (migrateDatabase: start-up, `npm run migration:ru
   // word, and looked hung. Now: a line when the wait begins, one every reportEveryMs (30 s at
   // start-up) while it lasts, one when the lock is taken.
   it('says that it waits for the lock another replica holds, again while it waits, and when it takes it', async () => {
-    const replica = new Client({ connectionString: url });
-    await replica.connect();
-    await replica.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+    const replica = await holdMigrationLock(url);
     const lines: string[] = [];
     const migrating = migrateDatabase(url, undefined, {
       report: (line) => lines.push(line),
@@ -433,8 +441,7 @@ describe('Migrating the schema (migrateDatabase: start-up, `npm run migration:ru
   }, 180_000);
 
   it('from the command line: prints what it applied, then that the schema is up to date, and exits 0', async () => {
-    const stdout: string[] = [];
-    const write = { stdout: (line: string) => stdout.push(line), stderr: () => undefined };
+    const { stdout, write } = commandOutput();
     expect(await runMigrationCommand([], { DATABASE_URL: url }, write)).toBe(0);
     expect(await runMigrationCommand([], { DATABASE_URL: url }, write)).toBe(0);
     expect(stdout).toEqual([
@@ -446,15 +453,8 @@ describe('Migrating the schema (migrateDatabase: start-up, `npm run migration:ru
   });
 
   it('from the command line: says on stderr that it waits for the lock a replica holds', async () => {
-    const replica = new Client({ connectionString: url });
-    await replica.connect();
-    await replica.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
-    const stdout: string[] = [];
-    const stderr: string[] = [];
-    const write = {
-      stdout: (line: string) => stdout.push(line),
-      stderr: (line: string) => stderr.push(line),
-    };
+    const replica = await holdMigrationLock(url);
+    const { stdout, stderr, write } = commandOutput();
     const status = runMigrationCommand([], { DATABASE_URL: url }, write);
     try {
       await eventually(async () =>
@@ -473,31 +473,21 @@ describe('Migrating the schema (migrateDatabase: start-up, `npm run migration:ru
   // A Job stopped at its deadline, a CI cancel, a Ctrl-C: the wait's query was left queued for
   // the lock, and took it once free, for a process gone (a CLI audit).
   it('from the command line: ends a wait for the lock on a signal, its query cancelled, 128 + the signal', async () => {
-    const replica = new Client({ connectionString: url });
-    await replica.connect();
-    await replica.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
-    const stderr: string[] = [];
+    const replica = await holdMigrationLock(url);
+    const { stderr, write } = commandOutput();
     let endWait: ((reason: string) => void) | undefined;
     try {
-      const status = runMigrationCommand(
-        [],
-        { DATABASE_URL: url },
-        { stdout: () => undefined, stderr: (line) => stderr.push(line) },
-        (end) => {
-          endWait = end;
-          return () => (endWait = undefined);
-        },
-      );
+      const status = runMigrationCommand([], { DATABASE_URL: url }, write, (end) => {
+        endWait = end;
+        return () => (endWait = undefined);
+      });
       await eventually(async () => expect(endWait).toBeDefined());
       endWait!('SIGTERM');
       expect(await status).toBe(143);
       expect(stderr.at(-1)).toBe(
         'SIGTERM while waiting for the migration lock: stopped, nothing migrated',
       );
-      const { rows } = await replica.query<{ waiting: string }>(
-        `SELECT count(*) AS waiting FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`,
-      );
-      expect(Number(rows[0].waiting)).toBe(0);
+      expect(await advisoryLockWaits(replica)).toBe(0);
     } finally {
       await replica.end();
     }
@@ -506,15 +496,8 @@ describe('Migrating the schema (migrateDatabase: start-up, `npm run migration:ru
   it('from the command line: reverts the last migration under the lock a replica holds, then says which', async () => {
     await migrateDatabase(url);
     const applied = await appliedMigrations(url);
-    const replica = new Client({ connectionString: url });
-    await replica.connect();
-    await replica.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
-    const stdout: string[] = [];
-    const stderr: string[] = [];
-    const write = {
-      stdout: (line: string) => stdout.push(line),
-      stderr: (line: string) => stderr.push(line),
-    };
+    const replica = await holdMigrationLock(url);
+    const { stdout, stderr, write } = commandOutput();
     const status = runMigrationCommand(['--revert'], { DATABASE_URL: url }, write);
     try {
       await eventually(async () =>
@@ -536,12 +519,11 @@ describe('Migrating the schema (migrateDatabase: start-up, `npm run migration:ru
 
   // A deployment that migrates as a step of its own must stop when the step failed.
   it('from the command line: exits 1 naming DATABASE_URL, without its password, when the database cannot be reached', async () => {
-    const stdout: string[] = [];
-    const stderr: string[] = [];
+    const { stdout, stderr, write } = commandOutput();
     const status = await runMigrationCommand(
       [],
       { DATABASE_URL: 'postgres://gateway:hunter2-secret@127.0.0.1:1/gateway' },
-      { stdout: (line) => stdout.push(line), stderr: (line) => stderr.push(line) },
+      write,
     );
     expect(status).toBe(1);
     expect(stdout).toEqual([]);
