@@ -1,3 +1,5 @@
+import { helpAsked } from './common/lifecycle/help-asked';
+
 /**
  * The gateway's command line: none but `--help`. It is configured by its environment, and an
  * argument it ignored started it all the same: `--help` migrated the database, generated a
@@ -12,10 +14,10 @@ export const GATEWAY_USAGE = [
   '128 + the signal when one ended a start (143 SIGTERM).',
 ];
 
-/** `help` for `--help` or `-h` alone, `run` for none; an Error naming any other argument. */
+/** `help` for `--help` or `-h` alone (helpAsked), `run` for none; an Error for anything else. */
 export function gatewayRequest(args: readonly string[]): 'help' | 'run' {
+  if (helpAsked(args)) return 'help';
   if (args.length === 0) return 'run';
-  if (args.length === 1 && (args[0] === '--help' || args[0] === '-h')) return 'help';
   throw new Error(
     `takes no arguments (${args.map((arg) => JSON.stringify(arg)).join(' ')}): set its ` +
       'environment instead (--help)',

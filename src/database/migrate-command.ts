@@ -1,6 +1,7 @@
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
 import { exitOnSignal } from '../common/lifecycle/graceful-shutdown';
+import { helpAsked } from '../common/lifecycle/help-asked';
 import { commandDatabaseFailure } from '../common/lifecycle/startup-failure';
 import { commandLineConfig } from '../config/command-line-config';
 import { loadEnvFile } from '../config/env-file';
@@ -61,7 +62,7 @@ export interface CommandOutput {
  * otherwise. Strict: `--help` and `--dry-run` once ran every pending migration (a CLI audit).
  */
 export function migrationRequest(args: string[]): 'help' | 'revert' | 'migrate' {
-  if (args.length === 1 && (args[0] === '--help' || args[0] === '-h')) return 'help';
+  if (helpAsked(args)) return 'help';
   const { values } = parseArgs({
     args,
     options: { revert: { type: 'boolean' } },

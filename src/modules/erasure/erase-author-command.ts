@@ -5,6 +5,7 @@ import { AppConfig } from '../../config/app-config';
 import { commandLineConfig } from '../../config/command-line-config';
 import { loadEnvFile } from '../../config/env-file';
 import { buildDataSourceOptions } from '../../database/data-source-options';
+import { helpAsked } from '../../common/lifecycle/help-asked';
 import { commandDatabaseFailure } from '../../common/lifecycle/startup-failure';
 import { DatasetErasure, ERASURE_LOCK_TIMEOUT_MS } from '../tasks/dataset-erasure';
 import { DatasetRecordsRepository } from '../tasks/dataset-records.repository';
@@ -80,19 +81,16 @@ export async function runEraseAuthorCommand(
   env: NodeJS.ProcessEnv,
   write: CommandOutput,
 ): Promise<number> {
-  // An operator's first try: answered, not refused as an unknown option (exit 2).
-  if (args.length === 1 && (args[0] === '--help' || args[0] === '-h')) {
-    for (const line of [USAGE, ...HELP]) write.stdout(line);
-    return 0;
-  }
   let request: ReturnType<typeof erasureRequest>;
   try {
-    if (args.includes('--help') || args.includes('-h'))
-      throw new ErasedAuthorError('--help takes no other arguments');
+    // An operator's first try: answered, not refused as an unknown option (exit 2).
+    if (helpAsked(args)) {
+      for (const line of [USAGE, ...HELP]) write.stdout(line);
+      return 0;
+    }
     request = erasureRequest(args);
   } catch (error) {
-    if (!(error instanceof ErasedAuthorError)) throw error;
-    write.stderr(`erase-author: ${error.message}`);
+    write.stderr(`erase-author: ${(error as Error).message}`);
     write.stderr(USAGE);
     return 2;
   }
