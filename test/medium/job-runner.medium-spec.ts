@@ -532,22 +532,25 @@ describe('JobRunner across replicas', () => {
     jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     let release = () => {};
     const gate = new Promise<void>((resolve) => (release = resolve));
+    let markStarted = () => {};
+    const started = new Promise<'started'>((resolve) => (markStarted = () => resolve('started')));
     let other: Promise<unknown> | undefined;
     const first = replicaA.runOnce('taken over', 0, async () => {
       await database.query(
         `SELECT pg_terminate_backend(pid) FROM pg_locks
          WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
       );
+      // Started once the first's lock is gone; until then it is skipped as locked. Told by the
+      // run itself: polled, the lock was seen free just before the second took it, and the wait
+      // for a skipped run then waited on the gate for good (seen on a loaded CI).
       for (let waited = 0; waited < 3000; waited += 20) {
         other = replicaB.runOnce('taken over', 0, async () => {
+          markStarted();
           await gate;
           return 'second';
         });
-        // Started once the first's lock is gone; until then it is skipped as locked.
+        if ((await Promise.race([other, started])) === 'started') break;
         await sleep(20);
-        if ((await jobRun('taken over')).status === 'running' && (await advisoryLocks()) === 1)
-          break;
-        await other;
       }
       return 'first';
     });
