@@ -482,10 +482,14 @@ describe('JobRunner across replicas', () => {
       extra: { ...database.options.extra, options: '-c idle_session_timeout=300' },
     });
     await third.initialize();
+    // The run lasts until the other replica has tried: a run of a fixed 1.2 s had ended before
+    // a loaded CI's checks came, and the other ran the job, lock free.
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
     try {
       const replicaC = new JobRunner(new JobRunsRepository(third), new MetricsService());
       const run = replicaC.runOnce('idle', 0, async () => {
-        await sleep(1200);
+        await gate;
         return 'done';
       });
       await sleep(900);
@@ -494,8 +498,10 @@ describe('JobRunner across replicas', () => {
         ran: false,
         skipped: 'locked',
       });
+      release();
       await expect(run).resolves.toEqual({ ran: true, result: 'done' });
     } finally {
+      release();
       await third.destroy();
     }
   });

@@ -19,6 +19,7 @@ import { CompletedTask } from './task.types';
 import { TaskLifecycleRepository } from './task-lifecycle.repository';
 import { TaskLock } from './task-row-lock';
 import { testConfig } from '../../../test/support/test-config';
+import { until } from '../../../test/support/until';
 
 // A plain copy of the module, whose exports a test can spy on: the transform's CommonJS
 // exports are read-only getters (docs/decisions.md, "Test tiers").
@@ -375,8 +376,12 @@ describe(DatasetParquetService.name, () => {
       };
     }
 
-    /** Lets pending promises settle. */
-    const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
+    /**
+     * Until `reached` is true (20 s at most): a fixed 50 ms pause was not enough on a loaded CI,
+     * where the conversions had not reached their writes yet, so none was released, and the
+     * test waited for a download for good.
+     */
+    const settled = (reached: () => boolean) => until(async () => reached() || undefined, 20_000);
 
     // Deduplicated per task only, N downloads of N tasks ran N conversions at once, each reading
     // a whole dataset on the event loop (an audit's finding).
@@ -387,13 +392,11 @@ describe(DatasetParquetService.name, () => {
       const downloads = tasks.map((task) => service.ensure(task));
       // A second download of a converting task shares its conversion and takes no place.
       const again = service.ensure(tasks[0]);
-      await settle();
-      expect(writes.running()).toBe(2);
+      await settled(() => writes.running() === 2);
 
       writes.release();
       expect(await downloads[0]).not.toBeNull();
-      await settle();
-      expect(writes.started()).toBe(3);
+      await settled(() => writes.started() === 3);
       expect(writes.running()).toBe(2);
       writes.open();
       const written = await Promise.all([...downloads, again]);
@@ -412,7 +415,7 @@ describe(DatasetParquetService.name, () => {
       );
 
       const downloads = tasks.slice(0, admitted).map((task) => service.ensure(task));
-      await settle();
+      await settled(() => writes.running() === PARQUET_CONVERSIONS);
       const refused = await service.ensure(tasks[admitted]).catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(ParquetBusyError);
       // Not remembered as a failure: once a place is free, the task is converted.
