@@ -18,14 +18,14 @@ import { generateCorpus } from '../src/devnet/corpus';
 import { writeParquet } from '../src/modules/tasks/dataset-parquet';
 import { DatasetRow, sha256OnDisk, writeJsonLines } from '../src/modules/tasks/dataset-writer';
 import { recordedBytes } from '../src/modules/tasks/recorded-bytes';
-import { alternatingMedians, numberSetting, percentile, settingText } from './support/measure';
+import { alternatingMedians, integerSetting, percentile } from './support/measure';
 import { commandLine, formatInt, machineLine, table } from './support/report';
 
 const { values: flags } = benchFlags({
   options: { rows: { type: 'string' }, rounds: { type: 'string' } },
 });
-const rowCount = numberSetting(settingText('rows', flags.rows, 'BENCH_ROWS'), 20_000, true);
-const rounds = numberSetting(settingText('rounds', flags.rounds, 'BENCH_ROUNDS'), 3, true);
+const rowCount = integerSetting('rows', flags.rows, 'BENCH_ROWS', 20_000);
+const rounds = integerSetting('rounds', flags.rounds, 'BENCH_ROUNDS', 3);
 
 interface Run {
   ms: number;

@@ -14,7 +14,7 @@ import { cleanupOnExit } from './support/cleanup';
 import { acquireDatabase } from './support/database';
 import { forkDevnet, serveDevnet } from './support/devnet-server';
 import { FUZZ_APP_ENV, FuzzCampaign, FuzzResult } from './support/fuzz/campaign';
-import { numberSetting, seedSetting, settingText } from './support/measure';
+import { integerSetting, seedSetting, settingText } from './support/measure';
 import { commandLine, machineLine, progress, table } from './support/report';
 
 const text = { type: 'string' } as const;
@@ -26,7 +26,7 @@ const { values: flags } = benchFlags({
     seed: text,
   },
 });
-const runs = numberSetting(settingText('runs', flags.runs, 'BENCH_FUZZ_RUNS'), 10_000, true);
+const runs = integerSetting('runs', flags.runs, 'BENCH_FUZZ_RUNS', 10_000);
 const seed = seedSetting(settingText('seed', flags.seed, 'BENCH_FUZZ_SEED'));
 
 async function fuzz(): Promise<{ result: FuzzResult; healthy: boolean; database: string }> {

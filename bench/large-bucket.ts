@@ -15,14 +15,14 @@ import { bucketStart, XItem } from '../src/network/protocol';
 import { readEntitiesAsTheyArrive } from '../src/network/sn13/entity-stream';
 import { parseMinerJson } from '../src/network/sn13/miner-json';
 import { benchFlags } from './support/flags';
-import { numberSetting, percentile, settingText } from './support/measure';
+import { integerSetting, numberSetting, percentile, settingText } from './support/measure';
 import { commandLine, machineLine, table } from './support/report';
 
 const { values: flags } = benchFlags({
   options: { mib: { type: 'string' }, rounds: { type: 'string' } },
 });
 const mib = numberSetting(settingText('mib', flags.mib, 'BENCH_MIB'), 64, false);
-const rounds = numberSetting(settingText('rounds', flags.rounds, 'BENCH_ROUNDS'), 5, true);
+const rounds = integerSetting('rounds', flags.rounds, 'BENCH_ROUNDS', 5);
 
 const HOUR = 500_000;
 const LABEL = '#bitcoin';

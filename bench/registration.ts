@@ -11,7 +11,7 @@ import { benchFlags } from './support/flags';
 import { benchAppEnv, benchValidatorKey } from './support/app-server';
 import { cleanupOnExit } from './support/cleanup';
 import { acquireDatabase } from './support/database';
-import { numberSetting, seedSetting, settingText } from './support/measure';
+import { integerSetting, seedSetting, settingText } from './support/measure';
 import { reachableRedisUrl } from './support/redis';
 import { raceRound, runRaceRound } from './support/registration-race';
 import { commandLine, formatInt, machineLine, progress } from './support/report';
@@ -20,7 +20,7 @@ import { startServiceProcess } from './support/service-process';
 const { values: flags } = benchFlags({
   options: { rounds: { type: 'string' }, seed: { type: 'string' } },
 });
-const rounds = numberSetting(settingText('rounds', flags.rounds, 'BENCH_RACE_ROUNDS'), 300, true);
+const rounds = integerSetting('rounds', flags.rounds, 'BENCH_RACE_ROUNDS', 300);
 const seed = seedSetting(settingText('seed', flags.seed, 'BENCH_RACE_SEED'));
 async function main(): Promise<void> {
   const cleanup = cleanupOnExit();

@@ -14,14 +14,14 @@ import { cleanupOnExit } from './support/cleanup';
 import { acquireDatabase } from './support/database';
 import { findLeaks, forbiddenForms } from './support/fuzz/secret-forms';
 import { runSecretsCampaign } from './support/fuzz/secrets';
-import { numberSetting, seedSetting, settingText } from './support/measure';
+import { integerSetting, seedSetting, settingText } from './support/measure';
 import { commandLine, formatInt, machineLine, progress, table } from './support/report';
 import { startServiceProcess } from './support/service-process';
 
 const { values: flags } = benchFlags({
   options: { runs: { type: 'string' }, seed: { type: 'string' } },
 });
-const runs = numberSetting(settingText('runs', flags.runs, 'BENCH_SECRETS_RUNS'), 10_000, true);
+const runs = integerSetting('runs', flags.runs, 'BENCH_SECRETS_RUNS', 10_000);
 const seed = seedSetting(settingText('seed', flags.seed, 'BENCH_SECRETS_SEED'));
 
 async function main(): Promise<void> {

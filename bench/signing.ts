@@ -25,14 +25,14 @@ import {
 } from '../src/network/bittensor/dendrite';
 import { cryptoReady, Sr25519Keypair, verifySignature } from '../src/network/bittensor/keypair';
 import { onDemandRequestFields } from '../src/network/sn13/messages';
-import { alternatingMedians, numberSetting, settingText } from './support/measure';
+import { alternatingMedians, integerSetting } from './support/measure';
 import { commandLine, machineLine, table } from './support/report';
 
 const { values: flags } = benchFlags({
   options: { calls: { type: 'string' }, rounds: { type: 'string' } },
 });
-const calls = numberSetting(settingText('calls', flags.calls, 'BENCH_CALLS'), 500, true);
-const rounds = numberSetting(settingText('rounds', flags.rounds, 'BENCH_ROUNDS'), 7, true);
+const calls = integerSetting('calls', flags.calls, 'BENCH_CALLS', 500);
+const rounds = integerSetting('rounds', flags.rounds, 'BENCH_ROUNDS', 7);
 
 /**
  * For each of `runs`, the median over `rounds` of the mean time of one call in a round of

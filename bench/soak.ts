@@ -18,7 +18,13 @@ import { cleanupOnExit } from './support/cleanup';
 import { reachableRedisUrl } from './support/redis';
 import { acquireDatabase } from './support/database';
 import { forkDevnet, serveDevnet } from './support/devnet-server';
-import { memoryMb, numberSetting, percentile, settingText } from './support/measure';
+import {
+  integerSetting,
+  memoryMb,
+  numberSetting,
+  percentile,
+  settingText,
+} from './support/measure';
 import {
   closeTraffic,
   Context,
@@ -45,11 +51,7 @@ const { values: flags } = benchFlags({
 const options = {
   minutes: numberSetting(settingText('minutes', flags.minutes, 'BENCH_MINUTES'), 10, false),
   rate: numberSetting(settingText('rate', flags.rate, 'BENCH_RATE'), 40, false),
-  maxInFlight: numberSetting(
-    settingText('max-in-flight', flags['max-in-flight'], 'BENCH_MAX_IN_FLIGHT'),
-    200,
-    true,
-  ),
+  maxInFlight: integerSetting('max-in-flight', flags['max-in-flight'], 'BENCH_MAX_IN_FLIGHT', 200),
 };
 const RSS_LIMIT_MB = 300;
 
