@@ -18,6 +18,7 @@ import { generateCorpus } from '../src/devnet/corpus';
 import { writeParquet } from '../src/modules/tasks/dataset-parquet';
 import { DatasetRow, sha256OnDisk, writeJsonLines } from '../src/modules/tasks/dataset-writer';
 import { recordedBytes } from '../src/modules/tasks/recorded-bytes';
+import { cleanupOnExit } from './support/cleanup';
 import { alternatingMedians, integerSetting, percentile } from './support/measure';
 import { commandLine, formatInt, machineLine, table } from './support/report';
 
@@ -98,6 +99,9 @@ function medianRun(runs: Run[]): Run {
 
 async function main(): Promise<void> {
   const directory = mkdtempSync(join(tmpdir(), 'bench-datasets-'));
+  // Ctrl-C or SIGTERM too: a stopped run left its files behind (a CLI audit).
+  const cleanup = cleanupOnExit();
+  cleanup.push(async () => rmSync(directory, { recursive: true, force: true }));
   const items = generateCorpus({ seed: 1, size: { x: rowCount, reddit: 1 } }).items.filter(
     (item) => item.source === 'X',
   );
@@ -128,7 +132,7 @@ async function main(): Promise<void> {
       reads.push({ file, bytes, plainMs: plain, checkedMs: checked });
     }
   } finally {
-    rmSync(directory, { recursive: true, force: true });
+    await cleanup.run();
   }
   const [ours, baseline] = [medianRun(parquet), medianRun(jsonl)];
   const ms = (value: number) => value.toFixed(0);
