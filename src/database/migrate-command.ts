@@ -107,7 +107,7 @@ export async function runMigrationCommand(
       write.stdout(`migration reverted: ${reverted ?? 'none (no migration is applied)'}`);
       return 0;
     }
-    const report = await migrateDatabase(database.url, database.connectTimeoutMs, progress);
+    const report = await migrateFromCommandLine(env, progress);
     const { log, warn, vacuum } = describeMigrations(report);
     const nothing = warn ? 'none' : 'none (the schema is up to date)';
     write.stdout(log ?? `migrations applied: ${nothing}`);
