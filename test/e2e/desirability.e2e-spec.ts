@@ -695,6 +695,34 @@ describe('The aggregate desirability list', () => {
     expect(labels['#tao']).toBeCloseTo(expected['agg-tao'], 10);
   });
 
+  // Offsets into a list that changed between two requests skip or repeat jobs: the version tells.
+  it('names the aggregate by one version on every page, format and instance, another once a vote changes it', async () => {
+    const version = async (app: TestApp, query: string) =>
+      (
+        await app.http
+          .get(`/api/v1/get_desirabilities?${query}`)
+          .set('X-API-Key', TEST_MASTER_KEY)
+          .expect(200)
+      ).headers['x-aggregate-version'];
+    const vote = [job('agg-tao', 3, '#tao'), job('agg-btc', 1, '#bitcoin')];
+    await submit(apps.big, vote).expect(200);
+    const first = await version(apps.big, 'limit=2&offset=0');
+    expect(first).toMatch(/^[0-9a-f]{16}$/);
+    expect([
+      await version(apps.big, 'limit=2&offset=2'),
+      await version(apps.small, 'format=legacy&limit=1&offset=1'),
+      await version(apps.ghost, ''),
+    ]).toEqual([first, first, first]);
+
+    // The big validator moves its weight from #tao to #bitcoin, then back.
+    await submit(apps.big, [job('agg-tao', 1, '#tao'), job('agg-btc', 3, '#bitcoin')]).expect(200);
+    const changed = await version(apps.small, 'limit=2&offset=2');
+    expect(changed).toMatch(/^[0-9a-f]{16}$/);
+    expect(changed).not.toBe(first);
+    await submit(apps.big, vote).expect(200);
+    expect(await version(apps.ghost, 'format=legacy')).toBe(first);
+  });
+
   it('rejects a task id another validator registered for different params', async () => {
     const response = await submit(apps.ghost, [job('agg-tao', 1, '#not-tao')]).expect(422);
     expect(response.body.detail).toEqual([

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Source } from '../../common/source';
 import { firstCharacters } from '../../common/characters';
 import { MAX_ID_LENGTH } from './desirability-fields';
@@ -139,6 +140,17 @@ function uniqueId(entry: Merged, taken: ReadonlySet<string>): string {
 }
 
 /** One label of the legacy shape: what the jobs sharing it weigh together. */
+/**
+ * Names one aggregate: the same for every page of it, in either format and on every replica that
+ * computes it from the same votes, stakes and tasks, and another once any weight or job changes.
+ * A consumer paging through the list compares it across pages (offsets into a list that changed
+ * between two requests skip or repeat jobs). 64 bits of SHA-256: it tells versions apart, it
+ * guards nothing.
+ */
+export function aggregateVersion(jobs: readonly JobView[]): string {
+  return createHash('sha256').update(JSON.stringify(jobs)).digest('hex').slice(0, 16);
+}
+
 export interface LegacyLabel {
   platform: Source;
   label: string;

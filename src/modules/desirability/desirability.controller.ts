@@ -108,6 +108,19 @@ export class DesirabilityController {
         description: 'Without `hotkey`: `network` (read from the chain and Gravity) or `local`',
         schema: { type: 'string', enum: ['network', 'local'] },
       },
+      'X-Aggregate-Version': {
+        description:
+          'Without `hotkey`: names the aggregate this page is of, the same on every page and in either format while ' +
+          'no vote, stake or task changes it, and on every replica. Pages read under different versions come ' +
+          'from different lists: read again from offset 0',
+        schema: {
+          type: 'string',
+          minLength: 16,
+          maxLength: 16,
+          pattern: '^[0-9a-f]{16}$',
+          example: '3f2a9c0d71be4e58',
+        },
+      },
       'X-Aggregate-Computed-At': {
         description: 'Without `hotkey`, network aggregate: when it was computed',
         schema: { type: 'string', format: 'date-time', example: '2026-11-20T12:00:00.000Z' },

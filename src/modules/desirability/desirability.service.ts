@@ -15,6 +15,7 @@ import { PublicationService } from '../publication/publication.service';
 import { publishedFileProblem } from '../publication/publication.types';
 import { TasksService, windowAfterLifeNote } from '../tasks/tasks.service';
 import {
+  aggregateVersion,
   LegacyLabel,
   legacyLabels,
   roundedJobs,
@@ -51,11 +52,12 @@ export interface DesirabilitiesAnswer {
 @Injectable()
 export class DesirabilityService {
   /**
-   * An aggregate's jobs as listed (rounded) and its legacy labels, made from its unrounded jobs,
-   * for as long as those are kept (the network's).
+   * An aggregate's jobs as listed (rounded), its legacy labels and its version, made from its
+   * unrounded jobs, for as long as those are kept (the network's).
    */
   private readonly listedOfJobs = new WeakMap<readonly JobView[], JobView[]>();
   private readonly labelsOfJobs = new WeakMap<readonly JobView[], LegacyLabel[]>();
+  private readonly versionOfJobs = new WeakMap<readonly JobView[], string>();
 
   constructor(
     private readonly repository: DesirabilityRepository,
@@ -230,9 +232,13 @@ export class DesirabilityService {
       return network ? this.networkSubmission(hotkey) : this.localSubmission(hotkey);
     }
     // Unrounded: a label of the legacy format adds up its jobs' weights before rounding.
-    const { jobs: unrounded, headers } = network
+    const { jobs: unrounded, headers: sourceHeaders } = network
       ? await this.networkAggregateJobs()
       : { jobs: await this.localAggregate(), headers: { 'X-Aggregate-Source': 'local' } };
+    const headers = {
+      ...sourceHeaders,
+      'X-Aggregate-Version': keptFor(this.versionOfJobs, unrounded, aggregateVersion),
+    };
     const offset = query.offset ?? 0;
     const end = offset + (query.limit ?? DEFAULT_PAGE_LIMIT);
     if (query.format !== 'legacy') {
