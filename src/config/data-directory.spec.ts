@@ -17,8 +17,10 @@ describe(checkDataDirectory.name, () => {
   });
 
   // It runs first at every start: a folder it made world-readable stayed so, whatever mode the
-  // dataset writer asked of it later (a review).
-  it('makes the folders for owner and group only', async () => {
+  // dataset writer asked of it later (a review). The folders above it are made as `mkdir -p`
+  // makes them: DATA_DIR made 0750 kept the embedded Postgres, run as another user, from its
+  // data, and `npm start` as root failed on every fresh checkout (a cold-start audit).
+  it('makes the datasets folder for owner and group only, the folders above it as the umask gives', async () => {
     const dataDir = join(scratch, 'new', 'data');
     const previous = process.umask(0o022);
     try {
@@ -26,8 +28,9 @@ describe(checkDataDirectory.name, () => {
     } finally {
       process.umask(previous);
     }
-    for (const folder of [join(scratch, 'new'), dataDir, join(dataDir, 'datasets')])
-      expect(statSync(folder).mode & 0o777).toBe(0o750);
+    const mode = (folder: string) => statSync(folder).mode & 0o777;
+    expect([join(scratch, 'new'), dataDir].map(mode)).toEqual([0o755, 0o755]);
+    expect(mode(join(dataDir, 'datasets'))).toBe(0o750);
   });
 
   it('refuses a DATA_DIR that is a file, naming it and why', async () => {

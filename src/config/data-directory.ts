@@ -11,9 +11,10 @@ const ANSWER_WITHIN_MS = 10_000;
 
 /**
  * The probe, run by `node -e` with the datasets directory and the probe file as arguments: makes
- * the directory as `mkdir -p` does (owner and group only, 0750: datasets hold third parties'
- * posts, and the folders made here are the ones they are written to), writes the file and
- * removes it; a failure ends it with 1 and its reason on stderr. Not Node's recursive mkdir:
+ * the directory as `mkdir -p -m 750` does (the datasets folder for owner and group only: datasets
+ * hold third parties' posts; the folders above it, DATA_DIR among them, as the umask gives, since
+ * the embedded Postgres runs as another user and must pass through DATA_DIR to its data), writes
+ * the file and removes it; a failure ends it with 1 and its reason on stderr. Not Node's recursive mkdir:
  * procfs answers ENOENT to a new directory in a directory that exists, which that took for a
  * missing parent and retried for ever, in C++ (the start hung, a core busy). Here an ENOENT once
  * the parent is made is final.
@@ -21,9 +22,9 @@ const ANSWER_WITHIN_MS = 10_000;
 const PROBE = `
 const { mkdirSync, rmSync, writeFileSync } = require('node:fs');
 const { dirname } = require('node:path');
-function makeDirectory(path, parentMade) {
+function makeDirectory(path, parentMade, mode) {
   try {
-    mkdirSync(path, 0o750);
+    mkdirSync(path, mode);
   } catch (error) {
     if (error.code === 'EEXIST') return;
     const parent = dirname(path);
@@ -32,13 +33,13 @@ function makeDirectory(path, parentMade) {
       error.reason = 'ENOENT: ' + parent + ' takes no new directories: a pseudo file system such as /proc, or a broken link?';
       throw error;
     }
-    makeDirectory(parent, false);
-    makeDirectory(path, true);
+    makeDirectory(parent, false, 0o777);
+    makeDirectory(path, true, mode);
   }
 }
 try {
   const [datasets, probe] = process.argv.slice(1);
-  makeDirectory(datasets, false);
+  makeDirectory(datasets, false, 0o750);
   writeFileSync(probe, '');
   rmSync(probe);
 } catch (error) {

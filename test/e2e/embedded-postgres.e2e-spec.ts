@@ -311,6 +311,22 @@ describe('The development entry point with its embedded Postgres', () => {
     60_000,
   );
 
+  // The start's probe made DATA_DIR itself 0750, which the `postgres` system user cannot enter:
+  // `npm start` as root failed on every fresh checkout, telling the operator to set DATA_DIR
+  // (a cold-start audit; the tests above make theirs beforehand).
+  it('starts from a DATA_DIR it makes itself, its datasets folder alone for owner and group', async () => {
+    const made = join(dataDir, 'checkout', '.data');
+    const app = await startAppProcess(
+      { DATA_DIR: made, EMBEDDED_POSTGRES_PORT: String(await freePort()) },
+      'development',
+    );
+    try {
+      expect(statSync(join(made, 'datasets')).mode & 0o777).toBe(0o750);
+    } finally {
+      expect(await app.stop('SIGINT')).toBe(0);
+    }
+  }, 120_000);
+
   it('names the port in one line when its embedded Postgres cannot start there, what it said and what to set', async () => {
     // Another program holds the port on both loopback addresses, where Postgres listens
     // (`localhost`): on one alone it starts on the other.
