@@ -719,6 +719,35 @@ describe(MetagraphService.name, () => {
     });
   });
 
+  // A database slow to answer makes the first read late, and the stored miners' read too: the
+  // start waited that out, up to the statement timeout (a cold-start audit).
+  it('lets the start go on when the stored miners are not read within the start-up wait either', async () => {
+    const stored = setUp();
+    await stored.apply([metagraphNeuron(0)]);
+    const { source, service } = setUp(stored.repository);
+    source.read = () => new Promise(() => undefined);
+    let answer: () => void = () => undefined;
+    const listAll = stored.repository.listAll.bind(stored.repository);
+    stored.repository.listAll = () => new Promise((resolve) => (answer = () => resolve(listAll())));
+    jest.useFakeTimers();
+    try {
+      let started = false;
+      void service.onApplicationBootstrap().then(() => (started = true));
+      await jest.advanceTimersByTimeAsync(2 * START_WAIT_MS - 1);
+      expect(started).toBe(false);
+      await jest.advanceTimersByTimeAsync(1);
+      expect(started).toBe(true);
+      expect(service.minersServingData()).toEqual([]);
+      // Served once read.
+      answer();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(uids(service.minersServingData())).toEqual([0]);
+    } finally {
+      jest.useRealTimers();
+      await service.onModuleDestroy();
+    }
+  });
+
   // Two reads applied at once could leave an older answer applied over a newer one.
   it('reads and applies one metagraph at a time, however often sync is called', async () => {
     const { source, service, answer } = setUp();

@@ -96,9 +96,17 @@ export class MetagraphService implements OnApplicationBootstrap, OnModuleDestroy
       this.logger.error(`the first metagraph read failed: ${error.message}`);
       firstEnded();
     });
-    // What is stored meanwhile, unless the read ended first (it reloads after applying).
-    const stored = await this.storedUse.miners();
-    if (stored && !this.firstSyncEnded) this.miners = stored;
+    // What is stored meanwhile, unless the read ended first (it reloads after applying). Within
+    // a wait of its own: a database slow to answer may be why the read is late, and the stored
+    // read then waited out the statement timeout (20 s to listen, a cold-start audit).
+    const storedRead = this.storedUse.miners().then((stored) => {
+      if (stored && !this.firstSyncEnded) this.miners = stored;
+    });
+    if ((await orLate(storedRead, START_WAIT_MS)) === LATE)
+      this.logger.warn(
+        `the stored miners are not read after ${START_WAIT_MS / 1000} s either: starting ` +
+          'without miners, the reads go on',
+      );
   }
 
   async onModuleDestroy(): Promise<void> {
