@@ -81,7 +81,9 @@ export async function migrateDatabase(
     const applied = await runMigrations(dataSource, progress);
     await checkRuntimePrivileges((sql, parameters) => dataSource.query(sql, parameters));
     const known = new Set(dataSource.migrations.map((migration) => migration.name));
-    const unknown = (await recordedMigrations(dataSource)).filter((name) => !known.has(name));
+    const unknown = (await recordedMigrations(dataSource, progress)).filter(
+      (name) => !known.has(name),
+    );
     const [{ autovacuum }] = await dataSource.query<{ autovacuum: string }[]>('SHOW autovacuum');
     return { applied, unknown, autovacuumOff: autovacuum !== 'on' };
   } finally {
@@ -152,10 +154,10 @@ export async function revertLastMigration(
   await dataSource.initialize();
   try {
     return await underMigrationLock(dataSource, progress, async () => {
-      const before = await recordedMigrations(dataSource);
+      const before = await recordedMigrations(dataSource, progress);
       if (before.length === 0) return undefined;
       await dataSource.undoLastMigration({ transaction: 'each' });
-      const after = await recordedMigrations(dataSource);
+      const after = await recordedMigrations(dataSource, progress);
       return before.find((name) => !after.includes(name));
     });
   } finally {
@@ -209,34 +211,59 @@ async function migrateGivingWay(
   dataSource: DataSource,
   progress?: MigrationProgress,
 ): Promise<string[]> {
-  const before = await recordedMigrations(dataSource);
-  for (let pauseMs = LOCK_RETRY_FIRST_MS; ; pauseMs = Math.min(pauseMs * 2, LOCK_RETRY_MAX_MS)) {
-    try {
-      await dataSource.runMigrations({ transaction: 'each' });
-      break;
-    } catch (error) {
-      if (!isLockTimeout(error)) throw error;
-      progress?.report(
-        `a migration waited ${MIGRATION_LOCK_TIMEOUT_MS / 1000} s for a table's lock (a long ` +
-          'transaction of another client, or a replica of an older release, holds it) and gave ' +
-          `way, so that the service's queries do not queue behind it; trying again in ` +
-          `${pauseMs / 1000} s`,
-      );
-      await pauseUnlessEnded(pauseMs, progress);
-    }
-  }
-  const after = await recordedMigrations(dataSource);
+  const before = await recordedMigrations(dataSource, progress);
+  await givingWay(
+    () => dataSource.runMigrations({ transaction: 'each' }),
+    (pause) =>
+      `a migration waited ${MIGRATION_LOCK_TIMEOUT_MS / 1000} s for a table's lock (a long ` +
+      'transaction of another client, or a replica of an older release, holds it) and gave ' +
+      `way, so that the service's queries do not queue behind it; trying again in ${pause}`,
+    progress,
+  );
+  const after = await recordedMigrations(dataSource, progress);
   return after.filter((name) => !before.includes(name));
 }
 
-/** The names the migrations table records, in the order they ran (none before the first run). */
-async function recordedMigrations(dataSource: DataSource): Promise<string[]> {
+/**
+ * `work`, tried again after a pause (1 s, doubling to 30 s) for as long as it fails for a lock
+ * it could not take within MIGRATION_LOCK_TIMEOUT_MS, each time said (`gaveWay`, given the
+ * pause). A shutdown signal during a pause ends it with LockWaitEnded.
+ */
+async function givingWay<T>(
+  work: () => Promise<T>,
+  gaveWay: (pause: string) => string,
+  progress?: MigrationProgress,
+): Promise<T> {
+  for (let pauseMs = LOCK_RETRY_FIRST_MS; ; pauseMs = Math.min(pauseMs * 2, LOCK_RETRY_MAX_MS)) {
+    try {
+      return await work();
+    } catch (error) {
+      if (!isLockTimeout(error)) throw error;
+      progress?.report(gaveWay(`${pauseMs / 1000} s`));
+      await pauseUnlessEnded(pauseMs, progress);
+    }
+  }
+}
+
+/**
+ * The names the migrations table records, in the order they ran (none before the first run).
+ * Read giving way as the migrations do: a client holding the table (`LOCK TABLE`, a `VACUUM
+ * FULL`) failed the start, stack and all (a cold-start audit).
+ */
+async function recordedMigrations(
+  dataSource: DataSource,
+  progress?: MigrationProgress,
+): Promise<string[]> {
   const [table] = await dataSource.query<{ exists: boolean }[]>(
     `SELECT to_regclass('migrations') IS NOT NULL AS exists`,
   );
   if (!table.exists) return [];
-  const rows = await dataSource.query<{ name: string }[]>(
-    'SELECT name FROM migrations ORDER BY id',
+  const rows = await givingWay(
+    () => dataSource.query<{ name: string }[]>('SELECT name FROM migrations ORDER BY id'),
+    (pause) =>
+      `reading the migrations table waited ${MIGRATION_LOCK_TIMEOUT_MS / 1000} s for its lock ` +
+      `(another client holds the table) and gave way; trying again in ${pause}`,
+    progress,
   );
   return rows.map((row) => row.name);
 }

@@ -12,6 +12,7 @@ import {
   describeMigrations,
   LockWaitEnded,
   migrateDatabase,
+  MigrationReport,
   MIGRATION_LOCK_ID,
   runMigrations,
 } from '../../src/database/migrate';
@@ -280,6 +281,35 @@ describe('Migrating the schema (migrateDatabase: start-up, `npm run migration:ru
       await migrating;
     },
   );
+
+  // A cold-start audit: the start's read of the migrations table was outside the giving way, so
+  // a client holding the table longer than the lock timeout (`VACUUM FULL`, `LOCK TABLE`)
+  // failed every start, with a stack.
+  it('gives way to a client holding the migrations table, and migrates once it lets go', async () => {
+    await migrateDatabase(url);
+    const holder = new Client({ connectionString: url });
+    await holder.connect();
+    const lines: string[] = [];
+    let migrating: Promise<MigrationReport> | undefined;
+    try {
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE migrations IN ACCESS EXCLUSIVE MODE');
+      migrating = migrateDatabase(url, undefined, {
+        report: (line) => lines.push(line),
+        reportEveryMs: 60_000,
+      });
+      await eventually(async () => expect(lines.join('\n')).toMatch(/gave way/), 15_000);
+      expect(lines[0]).toBe(
+        `reading the migrations table waited ${MIGRATION_LOCK_TIMEOUT_MS / 1000} s for its lock ` +
+          '(another client holds the table) and gave way; trying again in 1 s',
+      );
+      await holder.query('COMMIT');
+      expect((await migrating).applied).toEqual([]);
+    } finally {
+      await holder.end();
+      await migrating?.catch(() => undefined);
+    }
+  }, 30_000);
 
   // A rolling-upgrade audit: an ALTER TABLE waiting behind a client's 45 s transaction put every
   // replica's queries on that table in the queue behind it, then filled their pools: 503s for
