@@ -6,6 +6,7 @@ const ROOT = join(__dirname, '..');
 
 interface ComposeService {
   build?: unknown;
+  healthcheck?: { test: string[] };
   init?: boolean;
   environment?: Record<string, string>;
   volumes?: string[];
@@ -29,6 +30,15 @@ describe('docker-compose.yml and the Dockerfile', () => {
     expect(
       ourServices.filter(([, service]) => service.init !== true).map(([name]) => name),
     ).toEqual([]);
+  });
+
+  // A fresh volume's first start runs a temporary server on the socket alone while it
+  // initialises: a socket check took it for the real one and released the services waiting
+  // (a cold-start audit; docker-library/postgres#880).
+  it('checks Postgres over TCP, where the real server alone listens', () => {
+    expect(compose.services.postgres.healthcheck?.test.join(' ')).toMatch(
+      /pg_isready -h 127\.0\.0\.1 /,
+    );
   });
 
   // Its database is on the postgres-data volume: task datasets lost with the container left
