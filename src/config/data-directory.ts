@@ -11,13 +11,13 @@ const ANSWER_WITHIN_MS = 10_000;
 
 /**
  * The probe, run by `node -e` with the datasets directory and the probe file as arguments: makes
- * the directory as `mkdir -p -m 750` does (the datasets folder for owner and group only: datasets
- * hold third parties' posts; the folders above it, DATA_DIR among them, as the umask gives, since
- * the embedded Postgres runs as another user and must pass through DATA_DIR to its data), writes
- * the file and removes it; a failure ends it with 1 and its reason on stderr. Not Node's recursive mkdir:
- * procfs answers ENOENT to a new directory in a directory that exists, which that took for a
- * missing parent and retried for ever, in C++ (the start hung, a core busy). Here an ENOENT once
- * the parent is made is final.
+ * the directory as `mkdir -p -m 750` does (the datasets folder for owner and group only:
+ * datasets hold third parties' posts; the folders above it, DATA_DIR among them, as the umask
+ * gives, since the embedded Postgres runs as another user and must pass through DATA_DIR to its
+ * data), writes the file and removes it; a failure ends it with 1 and its reason on stderr. Not
+ * Node's recursive mkdir: procfs answers ENOENT to a new directory in a directory that exists,
+ * which that took for a missing parent and retried for ever, in C++ (the start hung, a core
+ * busy). Here an ENOENT once the parent is made is final.
  */
 const PROBE = `
 const { mkdirSync, rmSync, writeFileSync } = require('node:fs');

@@ -11,9 +11,9 @@ import { RATE_LIMIT_HEADER_NAMES } from '../throttling/rate-limit-headers';
  * What a browser client may read beyond the safelisted headers: every header the document gives a
  * response (the e2e CORS test holds this list to it) but `WWW-Authenticate`, which says nothing
  * the `detail` does not (docs/decisions.md, "Every 401 carries `WWW-Authenticate`"): the rate
- * limits, the request id, list totals, an aggregate's age, source and version, a submission's commitment,
- * what a dataset download is checked and named by (its SHA-256, its ETag for a conditional
- * fetch, its file name) and that it has no ranges, and a statistics answer's ETag.
+ * limits, the request id, list totals, an aggregate's age, source and version, a submission's
+ * commitment, what a dataset download is checked and named by (its SHA-256, its ETag for a
+ * conditional fetch, its file name) and that it has no ranges, and a statistics answer's ETag.
  */
 const EXPOSED_HEADERS = [
   ...RATE_LIMIT_HEADER_NAMES,

@@ -139,7 +139,6 @@ function uniqueId(entry: Merged, taken: ReadonlySet<string>): string {
   }
 }
 
-/** One label of the legacy shape: what the jobs sharing it weigh together. */
 /**
  * Names one aggregate: the same for every page of it, in either format and on every replica that
  * computes it from the same votes, stakes and tasks, and another once any weight or job changes.
@@ -151,6 +150,7 @@ export function aggregateVersion(jobs: readonly JobView[]): string {
   return createHash('sha256').update(JSON.stringify(jobs)).digest('hex').slice(0, 16);
 }
 
+/** One label of the legacy shape: what the jobs sharing it weigh together. */
 export interface LegacyLabel {
   platform: Source;
   label: string;
