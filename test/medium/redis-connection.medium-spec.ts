@@ -47,6 +47,10 @@ describe('RedisConnection', () => {
   const connected = (redis: RedisConnection) =>
     until(() => Promise.resolve(redis.client?.status === 'ready' || undefined), 10_000, 5);
 
+  /** Whether a PING that ended a rest was answered (its line, logged through the spy below). */
+  const answeredAgain = () =>
+    jest.mocked(Logger.prototype.log).mock.calls.some(([line]) => line === 'Redis answers again');
+
   // A calm process unless a test stalls it on purpose: a timeout met while this process stalled
   // rests nothing, and a busy test machine's own stall (a collection, another suite's load) made
   // the tests of rests fail now and then (a fresh-clone CI run).
@@ -122,7 +126,10 @@ describe('RedisConnection', () => {
         await sleep(2 * REDIS_REST_MS + 500);
         await server.start();
         await connected(redis);
-        await sleep(200);
+        // A PING of the test's own, answered after the one the reconnect sent ('ready' is emitted
+        // before the status is seen here): a fixed 200 ms could pass before it was answered on a
+        // loaded machine, where with the rest pushed on no PING was sent at all.
+        await redis.client!.ping();
         expect(redis.ready()).toBe(redis.client);
       }),
     20_000,
@@ -156,7 +163,9 @@ describe('RedisConnection', () => {
         await redis.client!.get('key').catch((error: Error) => redis.failed(error.message));
         server.resume();
         // Neither ready() nor problem() is called meanwhile: nothing but the rest's end asks.
-        await sleep(REDIS_REST_MS + 500);
+        // Its answer is told by the line it logs (a fixed rest + 500 ms, on a loaded machine, could
+        // end before it came).
+        await until(async () => answeredAgain() || undefined, REDIS_REST_MS + 10_000);
         expect(redis.ready()).toBe(redis.client);
       }),
     20_000,

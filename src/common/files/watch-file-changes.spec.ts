@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { firstLookAtMissing } from '../../../test/support/first-look';
 import { until } from '../../../test/support/until';
 import { watchFileChanges } from './watch-file-changes';
 
@@ -14,8 +14,11 @@ describe(watchFileChanges.name, () => {
     const path = join(directory, 'file.json');
     const changed = jest.fn();
     const stop = watchFileChanges(path, 20, changed);
+    const looked = firstLookAtMissing(path);
     try {
-      await sleep(300);
+      // Its first look, which called the listener for the missing file (a fixed 300 ms could end
+      // before it on a loaded machine: the file made next was then the original, never a change).
+      await looked;
       expect(changed).not.toHaveBeenCalled();
 
       writeFileSync(path, '{}');

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MetagraphFile, MetagraphNeuron } from '../protocol';
 import { metagraphNeuron } from '../../../test/support/neurons';
+import { firstLookAtMissing } from '../../../test/support/first-look';
 import { until } from '../../../test/support/until';
 import { FileMetagraphSource, parseMetagraph } from './file-metagraph-source';
 
@@ -223,8 +224,11 @@ describe(FileMetagraphSource.name, () => {
     const source = new FileMetagraphSource(absent, 13);
     const changed = jest.fn(() => Promise.resolve());
     const stop = source.watch(changed);
+    const looked = firstLookAtMissing(absent);
     try {
-      await sleep(500);
+      // Its first look, which called the listener for the missing file (a fixed 500 ms could end
+      // before it on a loaded machine: the file made next was then the original, never a change).
+      await looked;
       expect(changed).not.toHaveBeenCalled();
 
       await writeFile(absent, JSON.stringify(metagraph()));
