@@ -87,6 +87,40 @@ describe('The log of a database out of reach', () => {
     }, 15_000);
   }, 60_000);
 
+  // Health's unhealthy report is a 503 of the outage too, and went uncounted: the recovery line
+  // said half the 503s that a balancer's checks and the clients met (a log-volume audit).
+  it('counts health’s 503 answers in the outage’s lines, with every other 503', async () => {
+    const health = () => app.http.get('/api/v1/health').set('X-API-Key', TEST_MASTER_KEY);
+    await keys().expect(200);
+    const from = capture.lines<Line>().length;
+    let answered503 = 0;
+    const counted = async (request: ReturnType<typeof keys>) => {
+      const answer = await request;
+      if (answer.status === 503) answered503++;
+      return answer;
+    };
+    await shutOut(name);
+    try {
+      await eventually(async () => expect((await counted(health())).status).toBe(503));
+      for (let round = 0; round < 3; round++) {
+        expect((await counted(health())).status).toBe(503);
+        expect((await counted(keys())).status).toBe(503);
+      }
+    } finally {
+      await letIn(name);
+    }
+    const recovery = await eventually(() => {
+      const line = capture
+        .lines<Line>()
+        .slice(from)
+        .find((line) => line.msg.startsWith('database reachable again'));
+      expect(line).toBeDefined();
+      return Promise.resolve(line!);
+    }, 15_000);
+    expect(answered503).toBeGreaterThanOrEqual(7);
+    expect(recovery).toMatchObject({ answered_503: answered503 });
+  }, 60_000);
+
   // Refused only as a connection is made, once the service runs: 500s with stacks, and no outage
   // in the log, before (an operator audit's finding). A rotated password (class 28) takes the
   // same path, which a server trusting every local connection cannot show.

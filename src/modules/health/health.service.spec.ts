@@ -80,6 +80,8 @@ class World {
   reachable = 0;
   /** What health's failed checks told the outage log. */
   checkFailures: string[] = [];
+  /** The 503s the outage log was told of: health's unhealthy answers. */
+  answered503: string[] = [];
   /** The probe the service gave the outage log, for an outage no request probes. */
   outageProbe: (() => Promise<boolean>) | undefined;
   indexReads = 0;
@@ -130,6 +132,7 @@ class World {
       {
         reachable: () => this.reachable++,
         checkFailed: (message: string) => this.checkFailures.push(message),
+        unavailable: (message: string) => this.answered503.push(message),
         probeWith: (probe: () => Promise<boolean>) => (this.outageProbe = probe),
       } as unknown as DatabaseOutageLog,
       this.clock,
@@ -188,6 +191,18 @@ describe(HealthService.name, () => {
       expect(world.reachable).toBe(0);
       // The outage starts there when no request met it first (an on-call audit's finding).
       expect(world.checkFailures).toEqual(['connection refused']);
+    });
+
+    // Each is answered 503: the outage's count of 503s left them out (a log audit).
+    it('counts each unhealthy answer as a 503 of the outage, a cached one too, and no healthy one', async () => {
+      const service = world.service();
+      await service.health();
+      expect(world.answered503).toEqual([]);
+      world.ping = () => Promise.reject(new Error('connection refused'));
+      const failing = world.service();
+      await failing.health();
+      await failing.health();
+      expect(world.answered503).toEqual(['connection refused', 'connection refused']);
     });
 
     // The probe's answer is what ends an outage's "database unavailable" lines with one line.

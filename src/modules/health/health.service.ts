@@ -86,7 +86,14 @@ export class HealthService implements OnModuleInit {
       : this.runChecksCached().then((checks) => this.healthOf(checks));
   }
 
+  /**
+   * The report health answers: unhealthy, a 503 (HealthController), counted with the outage's
+   * other 503s. Uncounted, the recovery line left out every balancer's check (a log audit).
+   */
   private healthOf(checks: Checks): HealthResponseDto {
+    const database = checks.components.database;
+    if (database.status !== 'healthy')
+      this.outages.unavailable(database.error ?? 'no answer', undefined);
     return healthReport(checks, this.config.netuid, this.identity.hotkey, this.clock.now());
   }
 
