@@ -243,6 +243,25 @@ describe(PeriodicJob.name, () => {
     },
   );
 
+  // The database away, each retry wrote the same error: about 60 an hour per job (a log audit).
+  it('says the first of attempts in a row that could not start, and once that it could again', async () => {
+    jest.useFakeTimers();
+    const { job, runner, logger } = setUp();
+    for (let attempt = 0; attempt < 3; attempt++)
+      runner.refusals.push(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+    job.start(Promise.resolve());
+    await jest.advanceTimersByTimeAsync(0);
+    await jest.advanceTimersByTimeAsync(5_000 + 10_000 + 20_000);
+    expect(runner.runs.length).toBe(1);
+    expect(logger.error.mock.calls).toEqual([
+      ['the-job could not start: connect ECONNREFUSED 127.0.0.1:5432'],
+    ]);
+    expect(logger.log).toHaveBeenCalledWith(
+      'the-job could start again, after 3 attempts that could not',
+    );
+    job.stop();
+  });
+
   // An audit's finding: the next run was dated by the wall clock, so one set back 6 h during a
   // run put the next run off by 6 h and the interval (docs/decisions.md, "Clocks").
   it('runs again an interval after the last run started, though the wall clock was set back meanwhile', async () => {

@@ -1,4 +1,6 @@
 import { Logger } from '@nestjs/common';
+import { debugEnabled } from '../logging/debug-lines';
+import { plural } from '../plural';
 import { FIRST_RETRY_MS, retryDelay } from '../retry-delay';
 import { CountsForInterval, JobOutcome, JobRunner } from './job-runner';
 
@@ -20,6 +22,8 @@ export class PeriodicJob<T> {
   private stopped = false;
   /** Runs in a row here that did not count: the retry's backoff. */
   private uncountedRuns = 0;
+  /** Attempts in a row that could not start (couldNotStart). */
+  private startFailures = 0;
   /** Whether the latest attempt got as far as its run (JobRunner takes the lock first). */
   private runStarted = false;
 
@@ -84,6 +88,27 @@ export class PeriodicJob<T> {
     this.timer = setTimeout(() => void this.tick(), delayMs).unref();
   }
 
+  /**
+   * The first of attempts in a row that could not start is an error line, the others debug
+   * lines: with the database away, one every retry (5 s, doubling to the interval) made about
+   * 60 of the same error an hour per job, where DatabaseOutageLog says the outage once per 10 s
+   * (a log audit). gateway_job_failures_total{stage="start"} still counts each.
+   */
+  private couldNotStart(error: Error): void {
+    const line = `${this.name} could not start: ${error.message}`;
+    if (this.startFailures++ === 0) this.logger.error(line);
+    else if (debugEnabled()) this.logger.debug(line);
+  }
+
+  /** Its lock and row were read: said once after attempts that could not start. */
+  private couldStart(): void {
+    if (this.startFailures === 0) return;
+    this.logger.log(
+      `${this.name} could start again, after ${plural(this.startFailures, 'attempt')} that could not`,
+    );
+    this.startFailures = 0;
+  }
+
   private async tick(): Promise<void> {
     if (this.stopped) return;
     if (this.current) return this.schedule(this.intervalMs);
@@ -92,6 +117,7 @@ export class PeriodicJob<T> {
     const started = performance.now();
     let counted: boolean;
     let dueInMs: number | undefined;
+    let couldNotStart = false;
     try {
       const outcome = await this.runIfDue();
       counted = !outcome.uncounted;
@@ -100,11 +126,12 @@ export class PeriodicJob<T> {
       // One that failed before its run started (the lock or the job's row unreadable) did
       // nothing: it is retried as a run that does not count, whatever the job's rule for runs.
       const started = this.runStarted;
-      this.logger.error(
-        `${this.name} ${started ? 'failed' : 'could not start'}: ${(error as Error).message}`,
-      );
+      if (started) this.logger.error(`${this.name} failed: ${(error as Error).message}`);
+      else this.couldNotStart(error as Error);
+      couldNotStart = !started;
       counted = started && this.counts({ error: error as Error });
     }
+    if (!couldNotStart) this.couldStart();
     if (!counted) {
       this.schedule(retryDelay(this.uncountedRuns++, FIRST_RETRY_MS, this.intervalMs));
       return;

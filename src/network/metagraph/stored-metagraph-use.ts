@@ -1,5 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import { debugEnabled } from '../../common/logging/debug-lines';
+import { plural } from '../../common/plural';
 import type { MinerEntity } from '../miner.entity';
 import type { MetagraphNetwork, MinersRepository, StoredMetagraph } from '../miners.repository';
 import type { NetworkProblem } from '../network-status';
@@ -20,6 +21,12 @@ export class StoredMetagraphUse {
    * configured one (foreignOrigin). Undefined while it is in use, or none is stored.
    */
   private reason: NetworkProblem | undefined;
+  /**
+   * Reloads failed in a row (the database away): the first is said, the others at debug, and
+   * the first to succeed again once. A warning at every reload wrote 120 of the same line an
+   * hour of an outage, that DatabaseOutageLog already says once per 10 s (a log audit).
+   */
+  private failedReloads = 0;
 
   constructor(
     private readonly source: MetagraphSource | null,
@@ -71,9 +78,17 @@ export class StoredMetagraphUse {
             (stored ? ` (block ${stored.block})` : '') +
             (this.reason ? ', none in use (another source stored them)' : ''),
         );
+      if (this.failedReloads > 0)
+        this.logger.log(
+          `miners reloaded again, after ${plural(this.failedReloads, 'failed reload')}`,
+        );
+      this.failedReloads = 0;
       return this.reason ? [] : miners;
     } catch (error) {
-      this.logger.warn(`could not reload miners: ${(error as Error).message}`);
+      const line = `could not reload miners: ${(error as Error).message}`;
+      if (this.failedReloads++ === 0)
+        this.logger.warn(`${line} (the miners in memory are kept; said again once a reload works)`);
+      else if (debugEnabled()) this.logger.debug(line);
       return undefined;
     }
   }
