@@ -40,6 +40,15 @@ function withJobRuns(jobRuns: object): NetworkAggregateService {
  * files are `votes` by hotkey, and a metagraph read at block 4,200. Returns what it stored.
  */
 async function aggregateOf(votes: Record<string, NetworkVote>): Promise<StoredNetworkAggregate> {
+  const { service, saveAggregate } = overVotes(votes);
+  jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+  await service.runIfDue();
+  expect(saveAggregate).toHaveBeenCalledTimes(1);
+  return saveAggregate.mock.calls[0][0];
+}
+
+/** The service over those fakes, and what it stores; `votes` is read at every run. */
+function overVotes(votes: Record<string, NetworkVote>) {
   const saveAggregate = jest.fn((_aggregate: StoredNetworkAggregate) => Promise.resolve());
   const service = new NetworkAggregateService(
     { voteAt: (hotkey: string) => Promise.resolve(votes[hotkey]) } as never,
@@ -67,10 +76,7 @@ async function aggregateOf(votes: Record<string, NetworkVote>): Promise<StoredNe
     } as never,
     { desirability: { syncIntervalMs: 60_000 }, network: { validatorMinStake: 1000 } } as never,
   );
-  jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
-  await service.runIfDue();
-  expect(saveAggregate).toHaveBeenCalledTimes(1);
-  return saveAggregate.mock.calls[0][0];
+  return { service, saveAggregate };
 }
 
 describe(NetworkAggregateService.name, () => {
@@ -94,6 +100,29 @@ describe(NetworkAggregateService.name, () => {
       ['voter', 1],
     ]);
     expect(aggregate.jobs).toEqual([{ ...tao, weight: 0.7 }]);
+  });
+
+  // Every validator without a vote, with its reason, at every sync (20 minutes): on subnet 13 a
+  // line of several KB, the same each time (a log audit).
+  it('lists the validators without a vote in its line when the list changed, and counts them otherwise', async () => {
+    const votes: Record<string, NetworkVote> = {
+      withdrawn: { ok: true, submitted: [], jobs: [], notes: [] },
+      voter: { ok: true, submitted: [tao], jobs: [tao], notes: [] },
+    };
+    const { service } = overVotes(votes);
+    const log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+    await service.runIfDue();
+    await service.runIfDue();
+    votes.voter = { ok: true, submitted: [], jobs: [], notes: [] };
+    await service.runIfDue();
+    const withdrawn = 'withdrawn: the vote is withdrawn (an empty list)';
+    expect(log.mock.calls.map(([line]) => line)).toEqual([
+      `network desirabilities: 1 jobs from 1 validators; no vote from 1: ${withdrawn}`,
+      'network desirabilities: 1 jobs from 1 validators; the rest as in the last line: no vote ' +
+        'from 1 (GET /api/v1/desirabilities/network)',
+      'network desirabilities: 0 jobs from 0 validators; no vote from 2: ' +
+        `${withdrawn}; voter: the vote is withdrawn (an empty list)`,
+    ]);
   });
 
   it('names the block the stakes were read at', async () => {

@@ -47,6 +47,8 @@ export class NetworkAggregateService
   implements OnApplicationBootstrap, OnModuleDestroy, BeforeApplicationShutdown
 {
   private readonly logger = new Logger(NetworkAggregateService.name);
+  /** What the last line said of the validators without a vote and the entries left out. */
+  private lastSkipped: string | undefined;
   private readonly job: PeriodicJob<{ counted: number; skipped: number }>;
   private readonly jobsRead = new KeptWhileUnchanged(() => this.repository.findAggregateJobs());
   private readonly statusRead = new KeptWhileUnchanged(() => this.repository.findAggregateStatus());
@@ -123,7 +125,18 @@ export class NetworkAggregateService
   private async compute(): Promise<{ counted: number; skipped: number }> {
     const aggregate = await this.read(Date.now());
     await this.repository.saveAggregate(aggregate);
-    this.logger.log(summary(aggregate));
+    const { size, skipped } = summary(aggregate);
+    // The list, often the same at every run, only when it changed (a log audit: a line of
+    // several KB every 20 minutes on subnet 13); the endpoint has it in full.
+    this.logger.log(
+      skipped === ''
+        ? size
+        : skipped === this.lastSkipped
+          ? `${size}; the rest as in the last line: ${skippedCount(aggregate)} ` +
+            '(GET /api/v1/desirabilities/network)'
+          : `${size}; ${skipped}`,
+    );
+    this.lastSkipped = skipped;
     return { counted: aggregate.validators.length, skipped: aggregate.skipped.length };
   }
 
@@ -185,17 +198,17 @@ export class NetworkAggregateService
 }
 
 /**
- * The job's log line: the aggregate's size, the commitments that are no vote and why, and the
- * entries left out of counted files (the first three of each validator).
+ * The job's log line in two parts: the aggregate's size, and the commitments that are no vote
+ * and why with the entries left out of counted files (the first three of each validator), empty
+ * when there are none.
  */
-function summary(aggregate: StoredNetworkAggregate): string {
+function summary(aggregate: StoredNetworkAggregate): { size: string; skipped: string } {
   const { jobs, validators, skipped } = aggregate;
-  const parts = [
-    `network desirabilities: ${jobs.length} jobs from ${validators.length} validators`,
-  ];
+  const size = `network desirabilities: ${jobs.length} jobs from ${validators.length} validators`;
+  const parts: string[] = [];
   if (skipped.length > 0)
     parts.push(
-      `no vote from ${skipped.length}: ` +
+      `${skippedCount(aggregate)}: ` +
         skipped.map(({ hotkey, reason }) => `${hotkey}: ${reason}`).join('; '),
     );
   const noted = validators.flatMap(({ hotkey, notes = [] }) =>
@@ -207,7 +220,11 @@ function summary(aggregate: StoredNetworkAggregate): string {
         ],
   );
   if (noted.length > 0) parts.push(`entries left out: ${noted.join('; ')}`);
-  return parts.join('; ');
+  return { size, skipped: parts.join('; ') };
+}
+
+function skippedCount({ skipped }: StoredNetworkAggregate): string {
+  return `no vote from ${skipped.length}`;
 }
 
 /**
