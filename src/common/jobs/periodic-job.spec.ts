@@ -244,20 +244,23 @@ describe(PeriodicJob.name, () => {
   );
 
   // The database away, each retry wrote the same error: about 60 an hour per job (a log audit).
-  it('says the first of attempts in a row that could not start, and once that it could again', async () => {
+  it('says the first of attempts in a row that could not start, another cause, and once that it could again', async () => {
     jest.useFakeTimers();
     const { job, runner, logger } = setUp();
-    for (let attempt = 0; attempt < 3; attempt++)
-      runner.refusals.push(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+    const refused = new Error('connect ECONNREFUSED 127.0.0.1:5432');
+    // Another cause is said too.
+    const denied = new Error('permission denied for table job_runs');
+    runner.refusals.push(refused, refused, refused, denied);
     job.start(Promise.resolve());
     await jest.advanceTimersByTimeAsync(0);
-    await jest.advanceTimersByTimeAsync(5_000 + 10_000 + 20_000);
+    await jest.advanceTimersByTimeAsync(5_000 + 10_000 + 20_000 + 40_000);
     expect(runner.runs.length).toBe(1);
     expect(logger.error.mock.calls).toEqual([
-      ['the-job could not start: connect ECONNREFUSED 127.0.0.1:5432'],
+      [`the-job could not start: ${refused.message}`],
+      [`the-job could not start: ${denied.message}`],
     ]);
     expect(logger.log).toHaveBeenCalledWith(
-      'the-job could start again, after 3 attempts that could not',
+      'the-job could start again, after 4 attempts that could not',
     );
     job.stop();
   });

@@ -24,6 +24,8 @@ export class PeriodicJob<T> {
   private uncountedRuns = 0;
   /** Attempts in a row that could not start (couldNotStart). */
   private startFailures = 0;
+  /** The line of the last attempt that could not start. */
+  private lastStartFailure = '';
   /** Whether the latest attempt got as far as its run (JobRunner takes the lock first). */
   private runStarted = false;
 
@@ -89,15 +91,17 @@ export class PeriodicJob<T> {
   }
 
   /**
-   * The first of attempts in a row that could not start is an error line, the others debug
-   * lines: with the database away, one every retry (5 s, doubling to the interval) made about
+   * The first of attempts in a row that could not start is an error line, and each whose cause
+   * differs from the one before; the others are debug lines: with the database away, one every retry (5 s, doubling to the interval) made about
    * 60 of the same error an hour per job, where DatabaseOutageLog says the outage once per 10 s
    * (a log audit). gateway_job_failures_total{stage="start"} still counts each.
    */
   private couldNotStart(error: Error): void {
     const line = `${this.name} could not start: ${error.message}`;
-    if (this.startFailures++ === 0) this.logger.error(line);
+    // Another cause is said too: the first one's line would hide it.
+    if (this.startFailures++ === 0 || line !== this.lastStartFailure) this.logger.error(line);
     else if (debugEnabled()) this.logger.debug(line);
+    this.lastStartFailure = line;
   }
 
   /** Its lock and row were read: said once after attempts that could not start. */
@@ -117,7 +121,7 @@ export class PeriodicJob<T> {
     const started = performance.now();
     let counted: boolean;
     let dueInMs: number | undefined;
-    let couldNotStart = false;
+    let startFailed = false;
     try {
       const outcome = await this.runIfDue();
       counted = !outcome.uncounted;
@@ -128,10 +132,10 @@ export class PeriodicJob<T> {
       const started = this.runStarted;
       if (started) this.logger.error(`${this.name} failed: ${(error as Error).message}`);
       else this.couldNotStart(error as Error);
-      couldNotStart = !started;
+      startFailed = !started;
       counted = started && this.counts({ error: error as Error });
     }
-    if (!couldNotStart) this.couldStart();
+    if (!startFailed) this.couldStart();
     if (!counted) {
       this.schedule(retryDelay(this.uncountedRuns++, FIRST_RETRY_MS, this.intervalMs));
       return;

@@ -22,11 +22,14 @@ export class StoredMetagraphUse {
    */
   private reason: NetworkProblem | undefined;
   /**
-   * Reloads failed in a row (the database away): the first is said, the others at debug, and
-   * the first to succeed again once. A warning at every reload wrote 120 of the same line an
-   * hour of an outage, that DatabaseOutageLog already says once per 10 s (a log audit).
+   * Reloads failed in a row (the database away): the first is said, and each whose cause
+   * differs from the one before, the others at debug, and the first to succeed again once. A
+   * warning at every reload wrote 120 of the same line an hour of an outage, which
+   * DatabaseOutageLog already says once per 10 s (a log audit).
    */
   private failedReloads = 0;
+  /** The line of the last failed reload. */
+  private lastFailure = '';
 
   constructor(
     private readonly source: MetagraphSource | null,
@@ -86,9 +89,11 @@ export class StoredMetagraphUse {
       return this.reason ? [] : miners;
     } catch (error) {
       const line = `could not reload miners: ${(error as Error).message}`;
-      if (this.failedReloads++ === 0)
+      // Another cause is said too: the first one's line would hide it.
+      if (this.failedReloads++ === 0 || line !== this.lastFailure)
         this.logger.warn(`${line} (the miners in memory are kept; said again once a reload works)`);
       else if (debugEnabled()) this.logger.debug(line);
+      this.lastFailure = line;
       return undefined;
     }
   }
