@@ -254,16 +254,10 @@ describe('Migrating the schema (migrateDatabase: start-up, `npm run migration:ru
     async (_name, urlOf) => {
       const target = urlOf();
       await migrateDatabase(target);
-      const holder = new Client({ connectionString: target });
-      await holder.connect();
+      const { holder, pid } = await lockedMigrationsTable(target);
       const lines: string[] = [];
       let migrating: Promise<unknown> | undefined;
       try {
-        await holder.query('BEGIN');
-        await holder.query('LOCK TABLE migrations IN ACCESS EXCLUSIVE MODE');
-        const {
-          rows: [{ pid }],
-        } = await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
         migrating = migrateDatabase(target, undefined, {
           report: (line) => lines.push(line),
           reportEveryMs: 200,
@@ -287,13 +281,10 @@ describe('Migrating the schema (migrateDatabase: start-up, `npm run migration:ru
   // failed every start, with a stack.
   it('gives way to a client holding the migrations table, and migrates once it lets go', async () => {
     await migrateDatabase(url);
-    const holder = new Client({ connectionString: url });
-    await holder.connect();
+    const { holder } = await lockedMigrationsTable(url);
     const lines: string[] = [];
     let migrating: Promise<MigrationReport> | undefined;
     try {
-      await holder.query('BEGIN');
-      await holder.query('LOCK TABLE migrations IN ACCESS EXCLUSIVE MODE');
       migrating = migrateDatabase(url, undefined, {
         report: (line) => lines.push(line),
         reportEveryMs: 60_000,
@@ -613,3 +604,20 @@ describe('Migrating the schema (migrateDatabase: start-up, `npm run migration:ru
     );
   });
 });
+
+/** A client's session holding the migrations table (`LOCK TABLE`) until it commits or ends. */
+async function lockedMigrationsTable(target: string): Promise<{ holder: Client; pid: number }> {
+  const holder = new Client({ connectionString: target });
+  await holder.connect();
+  try {
+    await holder.query('BEGIN');
+    await holder.query('LOCK TABLE migrations IN ACCESS EXCLUSIVE MODE');
+    const {
+      rows: [{ pid }],
+    } = await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    return { holder, pid };
+  } catch (error) {
+    await holder.end();
+    throw error;
+  }
+}
