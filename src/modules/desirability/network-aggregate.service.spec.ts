@@ -116,7 +116,7 @@ describe(NetworkAggregateService.name, () => {
     votes.voter = { ok: true, submitted: [], jobs: [], notes: [] };
     await service.runIfDue();
     const withdrawn = 'withdrawn: the vote is withdrawn (an empty list)';
-    expect(log.mock.calls.map(([line]) => line)).toEqual([
+    expect(log.mock.calls.map(([line]) => String(line))).toEqual([
       `network desirabilities: 1 jobs from 1 validators; no vote from 1: ${withdrawn}`,
       'network desirabilities: 1 jobs from 1 validators; the rest as in the last line: no vote ' +
         'from 1 (GET /api/v1/desirabilities/network)',
