@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { debugEnabled } from '../logging/debug-lines';
+import { FailureStreak } from '../logging/failure-streak';
 import { plural } from '../plural';
 import { FIRST_RETRY_MS, retryDelay } from '../retry-delay';
 import { CountsForInterval, JobOutcome, JobRunner } from './job-runner';
@@ -23,9 +24,7 @@ export class PeriodicJob<T> {
   /** Runs in a row here that did not count: the retry's backoff. */
   private uncountedRuns = 0;
   /** Attempts in a row that could not start (couldNotStart). */
-  private startFailures = 0;
-  /** The line of the last attempt that could not start. */
-  private lastStartFailure = '';
+  private readonly startFailures = new FailureStreak();
   /** Whether the latest attempt got as far as its run (JobRunner takes the lock first). */
   private runStarted = false;
 
@@ -92,25 +91,23 @@ export class PeriodicJob<T> {
 
   /**
    * The first of attempts in a row that could not start is an error line, and each whose cause
-   * differs from the one before; the others are debug lines: with the database away, one every retry (5 s, doubling to the interval) made about
-   * 60 of the same error an hour per job, where DatabaseOutageLog says the outage once per 10 s
-   * (a log audit). gateway_job_failures_total{stage="start"} still counts each.
+   * differs (FailureStreak); the others are debug lines: with the database away, one every retry
+   * (5 s, doubling to the interval) made about 60 of the same error an hour per job.
+   * gateway_job_failures_total{stage="start"} still counts each.
    */
   private couldNotStart(error: Error): void {
     const line = `${this.name} could not start: ${error.message}`;
-    // Another cause is said too: the first one's line would hide it.
-    if (this.startFailures++ === 0 || line !== this.lastStartFailure) this.logger.error(line);
+    if (this.startFailures.failed(line)) this.logger.error(line);
     else if (debugEnabled()) this.logger.debug(line);
-    this.lastStartFailure = line;
   }
 
   /** Its lock and row were read: said once after attempts that could not start. */
   private couldStart(): void {
-    if (this.startFailures === 0) return;
-    this.logger.log(
-      `${this.name} could start again, after ${plural(this.startFailures, 'attempt')} that could not`,
-    );
-    this.startFailures = 0;
+    const failures = this.startFailures.ended();
+    if (failures > 0)
+      this.logger.log(
+        `${this.name} could start again, after ${plural(failures, 'attempt')} that could not`,
+      );
   }
 
   private async tick(): Promise<void> {

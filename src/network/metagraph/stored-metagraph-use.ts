@@ -1,5 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import { debugEnabled } from '../../common/logging/debug-lines';
+import { FailureStreak } from '../../common/logging/failure-streak';
 import { plural } from '../../common/plural';
 import type { MinerEntity } from '../miner.entity';
 import type { MetagraphNetwork, MinersRepository, StoredMetagraph } from '../miners.repository';
@@ -22,14 +23,10 @@ export class StoredMetagraphUse {
    */
   private reason: NetworkProblem | undefined;
   /**
-   * Reloads failed in a row (the database away): the first is said, and each whose cause
-   * differs from the one before, the others at debug, and the first to succeed again once. A
-   * warning at every reload wrote 120 of the same line an hour of an outage, which
-   * DatabaseOutageLog already says once per 10 s (a log audit).
+   * Reloads failed in a row (the database away), said as FailureStreak finds worth it: a warning
+   * at every reload wrote 120 of the same line an hour of an outage.
    */
-  private failedReloads = 0;
-  /** The line of the last failed reload. */
-  private lastFailure = '';
+  private readonly failedReloads = new FailureStreak();
 
   constructor(
     private readonly source: MetagraphSource | null,
@@ -81,19 +78,15 @@ export class StoredMetagraphUse {
             (stored ? ` (block ${stored.block})` : '') +
             (this.reason ? ', none in use (another source stored them)' : ''),
         );
-      if (this.failedReloads > 0)
-        this.logger.log(
-          `miners reloaded again, after ${plural(this.failedReloads, 'failed reload')}`,
-        );
-      this.failedReloads = 0;
+      const failures = this.failedReloads.ended();
+      if (failures > 0)
+        this.logger.log(`miners reloaded again, after ${plural(failures, 'failed reload')}`);
       return this.reason ? [] : miners;
     } catch (error) {
       const line = `could not reload miners: ${(error as Error).message}`;
-      // Another cause is said too: the first one's line would hide it.
-      if (this.failedReloads++ === 0 || line !== this.lastFailure)
+      if (this.failedReloads.failed(line))
         this.logger.warn(`${line} (the miners in memory are kept; said again once a reload works)`);
       else if (debugEnabled()) this.logger.debug(line);
-      this.lastFailure = line;
       return undefined;
     }
   }
