@@ -125,6 +125,23 @@ describe(NetworkAggregateService.name, () => {
     ]);
   });
 
+  // The short form counted what it left out: "no vote from 0" when only entries left out repeat.
+  it('counts the validators with entries left out when only those repeat', async () => {
+    const note = 'entry 2: an unknown platform';
+    const { service } = overVotes({
+      withdrawn: { ok: true, submitted: [tao], jobs: [tao], notes: [] },
+      voter: { ok: true, submitted: [tao], jobs: [tao], notes: [note] },
+    });
+    const log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+    await service.runIfDue();
+    await service.runIfDue();
+    expect(log.mock.calls.map(([line]) => String(line))).toEqual([
+      `network desirabilities: 1 jobs from 2 validators; entries left out: voter: ${note}`,
+      'network desirabilities: 1 jobs from 2 validators; the rest as in the last line: entries ' +
+        'left out from 1 (GET /api/v1/desirabilities/network)',
+    ]);
+  });
+
   it('names the block the stakes were read at', async () => {
     const aggregate = await aggregateOf({
       withdrawn: { ok: true, submitted: [], jobs: [], notes: [] },

@@ -125,15 +125,14 @@ export class NetworkAggregateService
   private async compute(): Promise<{ counted: number; skipped: number }> {
     const aggregate = await this.read(Date.now());
     await this.repository.saveAggregate(aggregate);
-    const { size, skipped } = summary(aggregate);
+    const { size, skipped, counts } = summary(aggregate);
     // The list, often the same at every run, only when it changed (a log audit: a line of
     // several KB every 20 minutes on subnet 13); the endpoint has it in full.
     this.logger.log(
       skipped === ''
         ? size
         : skipped === this.lastSkipped
-          ? `${size}; the rest as in the last line: ${skippedCount(aggregate)} ` +
-            '(GET /api/v1/desirabilities/network)'
+          ? `${size}; the rest as in the last line: ${counts} (GET /api/v1/desirabilities/network)`
           : `${size}; ${skipped}`,
     );
     this.lastSkipped = skipped;
@@ -198,19 +197,25 @@ export class NetworkAggregateService
 }
 
 /**
- * The job's log line in two parts: the aggregate's size, and the commitments that are no vote
- * and why with the entries left out of counted files (the first three of each validator), empty
- * when there are none.
+ * The job's log line in parts: the aggregate's size; the commitments that are no vote and why
+ * with the entries left out of counted files (the first three of each validator), empty when
+ * there are none; and that second part counted, for a line that repeats it.
  */
-function summary(aggregate: StoredNetworkAggregate): { size: string; skipped: string } {
+function summary(aggregate: StoredNetworkAggregate): {
+  size: string;
+  skipped: string;
+  counts: string;
+} {
   const { jobs, validators, skipped } = aggregate;
   const size = `network desirabilities: ${jobs.length} jobs from ${validators.length} validators`;
   const parts: string[] = [];
-  if (skipped.length > 0)
+  const counts: string[] = [];
+  if (skipped.length > 0) {
+    counts.push(`no vote from ${skipped.length}`);
     parts.push(
-      `${skippedCount(aggregate)}: ` +
-        skipped.map(({ hotkey, reason }) => `${hotkey}: ${reason}`).join('; '),
+      `${counts[0]}: ` + skipped.map(({ hotkey, reason }) => `${hotkey}: ${reason}`).join('; '),
     );
+  }
   const noted = validators.flatMap(({ hotkey, notes = [] }) =>
     notes.length === 0
       ? []
@@ -219,12 +224,11 @@ function summary(aggregate: StoredNetworkAggregate): { size: string; skipped: st
             (notes.length > 3 ? ` (and ${notes.length - 3} more)` : ''),
         ],
   );
-  if (noted.length > 0) parts.push(`entries left out: ${noted.join('; ')}`);
-  return { size, skipped: parts.join('; ') };
-}
-
-function skippedCount({ skipped }: StoredNetworkAggregate): string {
-  return `no vote from ${skipped.length}`;
+  if (noted.length > 0) {
+    counts.push(`entries left out from ${noted.length}`);
+    parts.push(`entries left out: ${noted.join('; ')}`);
+  }
+  return { size, skipped: parts.join('; '), counts: counts.join(', ') };
 }
 
 /**
