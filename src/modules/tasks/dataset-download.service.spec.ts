@@ -24,12 +24,8 @@ import {
 } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock';
 import { DatasetConditions } from './dataset-conditions';
-import {
-  DatasetDownloadService,
-  fileMissing,
-  modifiedSince,
-  preconditionFailed,
-} from './dataset-download.service';
+import { DatasetDownloadService } from './dataset-download.service';
+import { fileMissing, modifiedSince, preconditionFailed } from './dataset-download-errors';
 import { ChangedWhileSentError, CutShortError, OtherBytesError } from './recorded-bytes';
 import { DatasetParquetService } from './dataset-parquet.service';
 import * as datasetWriter from './dataset-writer';

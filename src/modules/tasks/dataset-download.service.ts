@@ -15,7 +15,6 @@ import {
 } from '@nestjs/common';
 import contentDisposition from 'content-disposition';
 import { Clock } from '../../common/clock/clock';
-import { RetryLaterException } from '../../common/errors/retry-later';
 import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import {
@@ -32,70 +31,22 @@ import { recordedBytes } from './recorded-bytes';
 import { Verdict, VerifiedFiles } from './verified-files';
 import { DATASET_CONTENT_TYPES } from './task.mapper';
 import { CompletedTask, DatasetFormat, isCompleted } from './task.types';
-import { quotedId } from './quoted-id';
 import { errorCode } from '../../common/files/error-code';
 import { TasksService } from './tasks.service';
+import {
+  fileMissing,
+  modifiedSince,
+  notCompleted,
+  ParquetBusyException,
+  parquetUnavailable,
+  preconditionFailed,
+  taskFailed,
+} from './dataset-download-errors';
 
 const EXTENSIONS: Record<DatasetFormat, string> = { jsonl: 'jsonl.gz', parquet: 'parquet' };
 
-/** The 503 of a Parquet file that could not be written (documented on the operation). */
-export function parquetUnavailable(id: string): string {
-  return (
-    `The Parquet file of task ${quotedId(id)} could not be written on this server; it is tried again ` +
-    'an hour after the failure. The JSON lines dataset (format=jsonl) holds the same rows'
-  );
-}
-
-/** The 503 of a dataset file that is not on this server, or not as recorded (documented). */
-export function fileMissing(id: string): string {
-  return `The dataset file of task ${quotedId(id)} is missing on this server`;
-}
-
 /** A file this small is one read: hashed before it is answered (hashedBeforeAnswer). */
 const HASHED_BEFORE_ANSWER_BYTES = 64 * 1024;
-
-/** Retry-After of parquetBusy: a few seconds per 20,000 rows per conversion ahead of it. */
-export const PARQUET_BUSY_RETRY_AFTER_SECONDS = 10;
-
-/** The 503 of a Parquet conversion refused, the process busy with others (documented). */
-export function parquetBusy(id: string): string {
-  return (
-    `The Parquet file of task ${quotedId(id)} is not written yet and this server is busy writing others; ` +
-    'try again after Retry-After seconds. The JSON lines dataset (format=jsonl) holds the same rows'
-  );
-}
-
-/** A 503 that says when to come back: PARQUET_BUSY_RETRY_AFTER_SECONDS. */
-export class ParquetBusyException extends RetryLaterException {
-  constructor(id: string) {
-    super(parquetBusy(id), PARQUET_BUSY_RETRY_AFTER_SECONDS);
-  }
-}
-
-/**
- * The 410 of a task whose dataset could not be compiled (TASK_MAX_COMPILE_ATTEMPTS times): final
- * unless an operator sends it back to compiling (recompile), which the detail says (an error
- * texts audit: a client read it as final, and a recompile then made the dataset).
- */
-export function taskFailed(id: string, reason: string | null): string {
-  return `Task ${quotedId(id)} failed and has no dataset: ${reason ?? 'its dataset could not be compiled'} (an operator may have it compiled again)`;
-}
-
-/** The 412 of an If-Match naming another file than the task's (documented). */
-export function preconditionFailed(id: string): string {
-  return (
-    `The dataset file of task ${quotedId(id)} is not the one If-Match names; ` +
-    'ETag names the current file'
-  );
-}
-
-/** The 412 of an If-Unmodified-Since before the file's Last-Modified (documented). */
-export function modifiedSince(id: string): string {
-  return (
-    `The dataset file of task ${quotedId(id)} was written after the If-Unmodified-Since date; ` +
-    'Last-Modified says when, ETag names the current file'
-  );
-}
 
 /**
  * What a download answers: the file (200; over an empty body for HEAD), that the client holds
@@ -150,9 +101,7 @@ export class DatasetDownloadService {
     // Final: a pipeline waiting out the 409 below would wait for ever.
     if (task.state === 'failed') throw new GoneException(taskFailed(id, task.failure_reason));
     if (!isCompleted(task)) {
-      throw new ConflictException(
-        `Task ${quotedId(id)} is ${task.state}; its dataset is available once the task has completed`,
-      );
+      throw new ConflictException(notCompleted(id, task.state));
     }
     // Every format is made from the JSON lines file: without it (or with it cut short), none can
     // be served. Its Last-Modified is the time the task records, the same on every replica (the

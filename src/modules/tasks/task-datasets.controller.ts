@@ -23,16 +23,17 @@ import { ApiErrorResponses } from '../../common/errors/error-responses';
 import { RequestHeaders } from '../../common/errors/request-headers';
 import { errorCase, validationCase } from '../../common/errors/error-cases';
 import { enumError } from '../../common/errors/pydantic-errors';
+import { DatasetDownloadService } from './dataset-download.service';
 import {
-  DatasetDownloadService,
   fileMissing,
   modifiedSince,
+  notCompleted,
   PARQUET_BUSY_RETRY_AFTER_SECONDS,
   parquetBusy,
   parquetUnavailable,
   preconditionFailed,
   taskFailed,
-} from './dataset-download.service';
+} from './dataset-download-errors';
 import { entityTag } from './dataset-conditions';
 import { DatasetQueryDto } from './dto/dataset-query.dto';
 import { DATASET_CONDITION_HEADERS, DatasetConditionsDto } from './dto/dataset-conditions.dto';
@@ -170,7 +171,7 @@ export class TaskDatasetsController {
       409,
       'notCompleted',
       'The task has not completed yet',
-      "Task 'tao-x' is active; its dataset is available once the task has completed",
+      notCompleted('tao-x', 'active'),
     ),
     errorCase(
       410,
