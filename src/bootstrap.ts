@@ -8,12 +8,8 @@ import { ExpressServerAdapter } from './common/http/express-server-adapter';
 import { createStartupLogger } from './common/logging/logging.module';
 import { AppConfig } from './config/app-config';
 import { loggingSettingsFor } from './config/config.module';
-import {
-  describeMigrations,
-  LockWaitEnded,
-  migrateDatabase,
-  MigrationProgress,
-} from './database/migrate';
+import { describeMigrations, migrateDatabase } from './database/migrate';
+import { LockWaitEnded, MigrationProgress } from './database/migration-lock';
 import { Sr25519Keypair } from './network/bittensor/keypair';
 
 /** The configuration once the database, the master key and the validator's key are known. */

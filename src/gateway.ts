@@ -20,7 +20,7 @@ import { configWarnings } from './config/config-warnings';
 import { ConfigError, loadConfig } from './config/load-config';
 import { masterKeyShown, resolveMasterKey } from './config/master-key';
 import { EmbeddedDatabase, startEmbeddedPostgres } from './database/embedded-postgres';
-import { LockWaitEnded } from './database/migrate';
+import { LockWaitEnded } from './database/migration-lock';
 import { loadValidatorKey, ValidatorKey } from './network/bittensor/validator-key';
 import { nodeAddress } from './common/security/node-address';
 import { ShutdownNotice } from './common/lifecycle/shutdown-notice';

@@ -220,7 +220,7 @@ export const MIGRATION_LOCK_TIMEOUT_MS = 2000;
 
 /**
  * The migrating connections' `application_name`: a migration waiting on a lock is found by it
- * (migrate.ts, watchMigrating), and an operator tells it from the service's own sessions.
+ * (migration-lock.ts, watchMigrating), and an operator tells it from the service's own sessions.
  */
 export const MIGRATING_APPLICATION_NAME = 'validator-gateway migrations';
 

@@ -7,12 +7,11 @@ import { commandLineConfig } from '../config/command-line-config';
 import { loadEnvFile } from '../config/env-file';
 import {
   describeMigrations,
-  LockWaitEnded,
   migrateDatabase,
-  MigrationProgress,
   MigrationReport,
   revertLastMigration,
 } from './migrate';
+import { LockWaitEnded, MigrationProgress } from './migration-lock';
 
 const USAGE =
   'usage: npm run migration:run | npm run migration:revert ' +

@@ -5,7 +5,8 @@ import { dirname, join } from 'node:path';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { buildDataSourceOptions } from '../../src/database/data-source-options';
-import { MIGRATION_LOCK_ID, runMigrations } from '../../src/database/migrate';
+import { runMigrations } from '../../src/database/migrate';
+import { MIGRATION_LOCK_ID } from '../../src/database/migration-lock';
 import { writeSampleRepoNames } from '../../src/devnet/repo-names-file';
 import { createDatabase, dropDatabase, onServer, scratchDatabaseName } from '../support/database';
 import {

@@ -10,12 +10,11 @@ import {
 } from '../../src/database/data-source-options';
 import {
   describeMigrations,
-  LockWaitEnded,
   migrateDatabase,
   MigrationReport,
-  MIGRATION_LOCK_ID,
   runMigrations,
 } from '../../src/database/migrate';
+import { LockWaitEnded, MIGRATION_LOCK_ID } from '../../src/database/migration-lock';
 import { migrateFromCommandLine, runMigrationCommand } from '../../src/database/migrate-command';
 import { createDatabase, dropDatabase, scratchDatabaseName } from '../support/database';
 import { eventually } from '../support/metrics';

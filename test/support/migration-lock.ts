@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { MIGRATION_LOCK_ID } from '../../src/database/migrate';
+import { MIGRATION_LOCK_ID } from '../../src/database/migration-lock';
 
 /**
  * A replica migrating, as far as the others can tell: a connection of its own to `url` holding
