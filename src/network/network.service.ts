@@ -1,12 +1,8 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { InjectConfig } from '../config/config.module';
-import {
-  BucketAnswer,
-  BucketReader,
-  FetchOutcome,
-  HOLDERS_CONSIDERED,
-} from './buckets/bucket-reader';
+import { BucketReader, HOLDERS_CONSIDERED } from './buckets/bucket-reader';
+import { BucketAnswer, FetchOutcome } from './buckets/bucket-outcomes';
 import { CredibilityRecorder } from './credibility-recorder';
 import { ErasedAuthorsRepository } from './erased-authors.repository';
 import { IndexRow, InvalidIndexError, parseCompressedIndex } from './index/compressed-index';

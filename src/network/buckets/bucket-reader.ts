@@ -1,5 +1,4 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { compareText } from '../../common/compare-text';
 import { Clock } from '../../common/clock/clock';
 import { withUnprintablesEscaped } from '../../common/validation/control-characters';
 import { LATE, orLate } from '../../common/within';
@@ -7,8 +6,9 @@ import { AppConfig } from '../../config/app-config';
 import { InjectConfig } from '../../config/config.module';
 import { isDroppedWhole } from '../answer-checks';
 import { CredibilityRecorder } from '../credibility-recorder';
-import { BucketCheckResult, BucketTally } from './bucket-check';
-import { BucketKey, bucketEnd, bucketStart, DataItem } from '../protocol';
+import { BucketTally, worthReading } from './bucket-check';
+import { answerFrom, BucketAnswer, FetchOutcome, newestFirst } from './bucket-outcomes';
+import { BucketKey, bucketEnd, bucketStart } from '../protocol';
 import { SourceId } from '../sources';
 import { readEntitiesAsTheyArrive } from '../sn13/entity-stream';
 import { getDataEntityBucketFields, readEntityList } from '../sn13/messages';
@@ -24,53 +24,13 @@ import {
   isBudgetSpent,
   refusedWhenSent,
   KeptForChecksError,
-  MinerCallError,
 } from '../transport/miner-failures';
-import { MinerFailureReason } from '../query-failures';
 
 /** A miner holding a bucket, with the label and size its index claims for it. */
 export interface BucketHolder extends MinerTarget {
   label: string | null;
   bytes: number;
 }
-
-export type FetchOutcome =
-  | {
-      ok: true;
-      check: BucketCheckResult;
-      delivery: BucketDelivery;
-      /**
-       * It sent entities and the checks dropped every one (isDroppedWhole): not kept, and no
-       * answer to query_bucket, which is not "the bucket is empty".
-       */
-      droppedWhole: boolean;
-    }
-  | {
-      ok: false;
-      reason: MinerFailureReason;
-      message: string;
-      /** What the failure said of the miner's credibility (null: nothing). */
-      score: number | null;
-      /** The miner answered the call with a refusal (refusedWhenSent). */
-      refused: boolean;
-      /** Refused unsent: other requests spent its last calls meanwhile (isBudgetSpent). */
-      budgetSpent: boolean;
-      /** Set when the miner's last call is kept for the spot checks: when one frees up. */
-      keptForChecks?: { freeAt: Date | null };
-    };
-
-export type BucketAnswer =
-  | {
-      status: 'success';
-      /** True when answered from an earlier fetch, without calling a miner now. */
-      cached: boolean;
-      miner: { uid: number; hotkey: string };
-      label: string | null;
-      claimedBytes: number;
-      fetchedAt: Date;
-      items: DataItem[];
-    }
-  | { status: 'error'; message: string };
 
 /** A fetch younger than this answers query_bucket without calling a miner again. */
 const FRESH_MS = 60 * 60_000;
@@ -338,62 +298,6 @@ export class BucketReader {
       true,
     );
   }
-}
-
-/**
- * An honest answer read as it arrives carries 1.3 to 2 times what its entities count toward the
- * claim (a record travels escaped inside JSON, with its uri, time and label): past this many
- * times, and WASTE_ALLOWANCE_BYTES, it carries mostly what counts for nothing.
- */
-const ANSWER_PER_COUNTED = 4;
-const WASTE_ALLOWANCE_BYTES = 1024 * 1024;
-
-/**
- * The answer's chunks while it is worth reading: one that carries mostly padding, entities of
- * another bucket or values that are no entities is refused there, unread (`malformed`). Parsed to
- * the end, such an answer to a 128 MiB claim held the event loop for 50 s of CPU, the cheapest
- * answers to send being the dearest to parse, where a native JSON.parse of the 16 MiB an answer
- * read whole may carry takes 0.1 s (a hostile-miner audit's finding).
- */
-async function* worthReading(
-  chunks: AsyncIterable<Buffer>,
-  tally: BucketTally,
-): AsyncGenerator<Buffer> {
-  let read = 0;
-  for await (const chunk of chunks) {
-    read += chunk.byteLength;
-    if (read > ANSWER_PER_COUNTED * tally.counted + WASTE_ALLOWANCE_BYTES)
-      throw new MinerCallError(
-        'malformed',
-        `response carries ${read} bytes where its entities count ${tally.counted} toward the claim: not read further`,
-      );
-    yield chunk;
-  }
-}
-
-/** `cached`: the fetch was made before this request. */
-function answerFrom(
-  fetch: Pick<BucketFetch, 'bucket' | 'minerUid' | 'minerHotkey' | 'claimedBytes' | 'fetchedAt'>,
-  items: DataItem[],
-  cached: boolean,
-): BucketAnswer {
-  return {
-    status: 'success',
-    cached,
-    miner: { uid: fetch.minerUid, hotkey: fetch.minerHotkey },
-    label: fetch.bucket.label,
-    claimedBytes: fetch.claimedBytes,
-    fetchedAt: fetch.fetchedAt,
-    items,
-  };
-}
-
-/** A fresh delivery's items in the store's order (datetime, then uri, descending). */
-function newestFirst(delivery: BucketDelivery): DataItem[] {
-  const byTime = (item: DataItem) => Date.parse(item.datetime);
-  return delivery.items
-    .map(({ item }) => item)
-    .sort((a, b) => byTime(b) - byTime(a) || compareText(b.uri, a.uri));
 }
 
 /**
