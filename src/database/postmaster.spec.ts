@@ -5,13 +5,9 @@ import { join } from 'node:path';
 import { until } from '../../test/support/until';
 import { StartupError } from '../common/lifecycle/startup-failure';
 import { startupFailureText } from '../gateway';
-import {
-  isAlive,
-  keepersOf,
-  readPidFile,
-  removeStalePostmaster,
-  startPostmaster,
-} from './postmaster';
+import { readPidFile, removeStalePostmaster, startPostmaster } from './postmaster';
+import { keepersOf } from './postmaster-keeper';
+import { isAlive } from './server-processes';
 
 /**
  * A stand-in for the `postgres` executable, a `sh` script named postgres (the keeper and

@@ -1,16 +1,9 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import {
-  closeSync,
-  existsSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
-import type { Socket } from 'node:net';
+import { closeSync, existsSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { StartupError } from '../common/lifecycle/startup-failure';
+import { keepersOf, startKeeper } from './postmaster-keeper';
+import { isAlive, killServer } from './server-processes';
 
 /** A Postgres server this process started, in a process group of its own. */
 export interface Postmaster {
@@ -160,89 +153,6 @@ const STDERR_LOG: PostmasterLog = {
   error: (message) => process.stderr.write(`${message}\n`),
 };
 
-/**
- * SIGKILL to the server `pid` (ours, still running: its pid is not reused), to its process group
- * (ours alone: spawned detached) and to its other child processes, which Postgres puts each in a
- * session of its own (a backend calls setsid), so that a frozen server's backends are not left
- * behind. The children first, while their parent lives and so their pids cannot be reused; they
- * are known by their parent's pid (none where /proc cannot be read). Returns how many there were
- * outside its group.
- */
-function killServer(pid: number): number {
-  const others = childrenOutsideGroup(pid);
-  for (const other of others) signal(other, 'SIGKILL');
-  if (!signal(-pid, 'SIGKILL')) signal(pid, 'SIGKILL');
-  return others.length;
-}
-
-function signal(pid: number, name: NodeJS.Signals): boolean {
-  try {
-    process.kill(pid, name);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The fields of `/proc/<pid>/stat` after its command name (state, parent, group…). */
-function statFields(pid: number | string): string[] | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The pids whose parent is `pid` and whose process group is another; none where /proc cannot be
- * read. Parent and group come from one read of each process' stat: a child that exits between
- * two reads (the server's own short-lived children) was counted as outside the group.
- */
-function childrenOutsideGroup(pid: number): number[] {
-  return processIds().flatMap((entry) => {
-    const fields = statFields(entry);
-    return fields?.[1] === String(pid) && fields[2] !== String(pid) ? [Number(entry)] : [];
-  });
-}
-
-/** Every process' entry in /proc (its pid, as /proc names it); none where it cannot be read. */
-function processIds(): string[] {
-  try {
-    return readdirSync('/proc').filter((entry) => /^\d+$/.test(entry));
-  } catch {
-    return [];
-  }
-}
-
-/**
- * Stops the server (SIGINT, a fast shutdown) when this process ends however it ends: `sh` reads
- * a pipe whose writing end only this process holds, and the kernel closes that end when the
- * process dies, SIGKILL included, which no `exit` listener survives. In a group of its own like
- * the server, so a terminal's Ctrl-C leaves it alone. It signals only a live postgres (the pid
- * may have been reused) and is killed once the server stops or is stopped by us. Without `sh`
- * (an error event) there is no keeper; the next start stops an orphan (removeStalePostmaster).
- */
-function startKeeper(pid: number): ChildProcess {
-  const keeper = spawn('/bin/sh', ['-c', KEEPER_SCRIPT, KEEPER_NAME, String(pid)], {
-    detached: true,
-    stdio: ['pipe', 'ignore', 'ignore'],
-    windowsHide: true,
-  });
-  keeper.once('error', () => undefined);
-  // Neither the keeper nor its pipe keeps this process alive.
-  keeper.unref();
-  (keeper.stdin as Socket | null)?.unref();
-  return keeper;
-}
-
-/** The keeper's `$0`, by which it is found (keepersOf). */
-const KEEPER_NAME = 'postgres-keeper';
-
-/** `read` returns at end of input: when this process is gone. */
-const KEEPER_SCRIPT =
-  'read -r _; if grep -q postgres "/proc/$1/cmdline" 2>/dev/null || [ ! -d /proc ]; then kill -INT "$1" 2>/dev/null; fi';
-
 async function waitUntilReady(
   databaseDir: string,
   child: ChildProcess,
@@ -335,24 +245,6 @@ export function removeStalePostmaster(databaseDir: string, log: (message: string
 }
 
 /**
- * The pids of the keepers of the server `pid` (startKeeper): one lives exactly as long as the
- * process that started the server. None where /proc cannot be read.
- */
-export function keepersOf(pid: number): number[] {
-  return processIds()
-    .filter((entry) => {
-      try {
-        const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-        return args.includes(KEEPER_NAME) && args.includes(String(pid));
-      } catch {
-        // Gone between the listing and the read.
-        return false;
-      }
-    })
-    .map(Number);
-}
-
-/**
  * Guards against pid reuse: whether `pid` runs the `postgres` executable on `databaseDir`, its
  * command line as startPostmaster spawns it (`postgres -D <databaseDir> …`, the directory
  * absolute). Undefined where command lines cannot be read; false for a process gone meanwhile.
@@ -371,13 +263,4 @@ function servesDirectory(pid: number, databaseDir: string): boolean | undefined 
       basename(args[index - 1]) === 'postgres' &&
       args[index + 1] === databaseDir,
   );
-}
-
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -2,13 +2,14 @@ import { spawnSync, SpawnSyncOptions } from 'node:child_process';
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { isAlive, readPidFile } from '../../src/database/postmaster';
+import { readPidFile } from '../../src/database/postmaster';
+import { isAlive } from '../../src/database/server-processes';
 import { dropDatabase, onServer } from './database';
 import { withDatabase } from '../../bench/support/database-server';
 
 // A test run killed before its teardown (SIGKILL, the OOM killer, a closed terminal) leaves its
 // databases on the server, and with an embedded server its cluster under the temp folder (the
-// server itself its keeper stops: src/database/postmaster.ts). The next run's global setup
+// server itself its keeper stops: src/database/postmaster-keeper.ts). The next run's global setup
 // clears what such runs left: on a shared machine, tens of MB each, run after run.
 
 const RUN_DATABASE_PREFIX = 'gateway_test_';
