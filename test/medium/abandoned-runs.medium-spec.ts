@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import {
   ABANDONED_AFTER_MS,
   dropAbandonedRunDatabases,
+  dropAbandonedRunRoles,
   dropRunDatabasesSync,
   removeAbandonedClusters,
   removeAbandonedRunFolders,
@@ -29,6 +30,29 @@ async function databases(serverUrl: string, names: string[]): Promise<string[]> 
       [names],
     );
     return rows.map((row) => row.datname);
+  });
+}
+
+async function roles(serverUrl: string, names: string[]): Promise<string[]> {
+  return onServer(serverUrl, async (client) => {
+    const { rows } = await client.query<{ rolname: string }>(
+      'SELECT rolname FROM pg_roles WHERE rolname = ANY($1) ORDER BY rolname',
+      [names],
+    );
+    return rows.map((row) => row.rolname);
+  });
+}
+
+async function createRoles(serverUrl: string, names: string[]): Promise<void> {
+  await onServer(serverUrl, async (client) => {
+    for (const name of names) await client.query(`CREATE ROLE ${client.escapeIdentifier(name)}`);
+  });
+}
+
+async function dropRoles(serverUrl: string, names: string[]): Promise<void> {
+  await onServer(serverUrl, async (client) => {
+    for (const name of names)
+      await client.query(`DROP ROLE IF EXISTS ${client.escapeIdentifier(name)}`);
   });
 }
 
@@ -60,6 +84,21 @@ describe('What killed test runs left behind', () => {
     expect(await databases(serverUrl, all)).toEqual([living, recent].sort());
     // This run's own database is in use.
     expect(await databases(serverUrl, [process.env.TEST_RUN_DATABASE_NAME!])).toHaveLength(1);
+  });
+
+  it("drops a killed run's roles once CI's limit has passed, and no other", async () => {
+    const owner = `${killed}_privileges_0a1b2c3d_owner`;
+    const others = [`${living}_privileges_0a1b2c3d_owner`, `${recent}_privileges_0a1b2c3d_owner`];
+    await createRoles(serverUrl, [owner, ...others]);
+    try {
+      const dropped = await dropAbandonedRunRoles(serverUrl, now);
+      expect(dropped).toEqual(expect.arrayContaining([owner]));
+      expect(dropped).not.toEqual(expect.arrayContaining([others[0]]));
+      expect(dropped).not.toEqual(expect.arrayContaining([others[1]]));
+      expect(await roles(serverUrl, [owner, ...others])).toEqual([...others].sort());
+    } finally {
+      await dropRoles(serverUrl, [owner, ...others]);
+    }
   });
 
   it('removes the embedded clusters no server runs in and nothing touched for that long', () => {
@@ -100,18 +139,30 @@ describe('What killed test runs left behind', () => {
     }
   });
 
-  it("drops a stopped run's databases synchronously (as from a process that is exiting), and no other run's", async () => {
+  it("drops a stopped run's databases and roles synchronously (as from a process that is exiting), and no other run's", async () => {
     const stopped = runDatabaseName(now, process.pid + 1_000_000);
     const names = [stopped, `${stopped}_replicas_0a1b2c3d`];
     // Another run's, of the same start and a pid that begins with this one's.
     const other = `${stopped}9`;
+    // Roles named after the run (runtime-privileges.medium-spec.ts), one owning its scratch
+    // database, and another run's.
+    const runRoles = [`${stopped}_privileges_0a1b2c3d_owner`, `${stopped}_privileges_0a1b2c3d_app`];
+    const otherRole = `${other}_privileges_0a1b2c3d_owner`;
+    await createRoles(serverUrl, [...runRoles, otherRole]);
     for (const name of [...names, other]) await createDatabase(serverUrl, name);
+    await onServer(serverUrl, (client) =>
+      client.query(
+        `ALTER DATABASE ${client.escapeIdentifier(names[1])} OWNER TO ${client.escapeIdentifier(runRoles[0])}`,
+      ),
+    );
     try {
       // The database of the URL given need not exist: the server's is used.
       dropRunDatabasesSync(withDatabase(serverUrl, 'absent'), stopped);
       expect(await databases(serverUrl, [...names, other])).toEqual([other]);
+      expect(await roles(serverUrl, [...runRoles, otherRole])).toEqual([otherRole]);
     } finally {
       for (const name of [...names, other]) await dropDatabase(serverUrl, name);
+      await dropRoles(serverUrl, [...runRoles, otherRole]);
     }
   });
 });

@@ -138,6 +138,36 @@ export async function dropAbandonedRunDatabases(
 }
 
 /**
+ * Drops the roles of runs whose process is gone and that started over ABANDONED_AFTER_MS ago
+ * (`<run>_…`: runtime-privileges.medium-spec.ts makes two). Roles belong to the server, not to a
+ * database, so dropping a run's databases left them; run after dropAbandonedRunDatabases, as a
+ * role that still owns a database cannot be dropped. Returns their names.
+ */
+export async function dropAbandonedRunRoles(
+  serverUrl: string,
+  now = Date.now(),
+): Promise<string[]> {
+  return onServer(serverUrl, async (client) => {
+    const { rows } = await client.query<{ rolname: string }>(
+      `SELECT rolname FROM pg_roles WHERE starts_with(rolname, $1) ORDER BY rolname`,
+      [RUN_DATABASE_PREFIX],
+    );
+    const dropped: string[] = [];
+    for (const { rolname } of rows) {
+      const match = RUN_DATABASE.exec(rolname);
+      if (match === null || !isAbandoned(Number(match[1]), Number(match[2]), now)) continue;
+      // Another run dropping it at once, or a role still owning something: never this run's failure.
+      const ok = await client.query(`DROP ROLE IF EXISTS ${client.escapeIdentifier(rolname)}`).then(
+        () => true,
+        () => false,
+      );
+      if (ok) dropped.push(rolname);
+    }
+    return dropped;
+  });
+}
+
+/**
  * Removes the embedded clusters of killed runs: no server running in them, untouched for
  * ABANDONED_AFTER_MS (a run's writes its folder's time; its server's stop, the pid file).
  */

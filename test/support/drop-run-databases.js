@@ -1,6 +1,8 @@
-// Drops a test run's database and its scratch databases (`<run>_…`), as a process of its own:
-// run by abandoned-runs.ts `dropRunDatabasesSync` from a jest process that is exiting, where
-// nothing can be awaited. SERVER_URL names the server, RUN the run's database.
+// Drops a test run's database and its scratch databases (`<run>_…`), then the roles named after
+// the run (`<run>_…`, runtime-privileges.medium-spec.ts), as a process of its own: run by
+// abandoned-runs.ts `dropRunDatabasesSync` from a jest process that is exiting, where nothing can
+// be awaited. SERVER_URL names the server, RUN the run's database. Roles belong to the whole
+// server, not to a database: a run stopped before its spec's own afterAll left them for good.
 'use strict';
 const { Client } = require('pg');
 
@@ -23,6 +25,13 @@ async function main() {
       await client.query(
         `DROP DATABASE IF EXISTS ${client.escapeIdentifier(datname)} WITH (FORCE)`,
       );
+    // After the databases, which a role may own.
+    const roles = await client.query(
+      `SELECT rolname FROM pg_roles WHERE starts_with(rolname, $1 || '_') ORDER BY rolname`,
+      [process.env.RUN],
+    );
+    for (const { rolname } of roles.rows)
+      await client.query(`DROP ROLE IF EXISTS ${client.escapeIdentifier(rolname)}`);
   } finally {
     await client.end();
   }

@@ -7,6 +7,7 @@ import { migrateDatabase } from '../../src/database/migrate';
 import {
   clearRun,
   dropAbandonedRunDatabases,
+  dropAbandonedRunRoles,
   removeAbandonedClusters,
   removeAbandonedRunFolders,
   RUN_BUILDS,
@@ -68,6 +69,7 @@ export default async function globalSetup(): Promise<void> {
     serverUrl = server.url;
   } else {
     report('databases', await named(dropAbandonedRunDatabases(serverUrl), serverUrl));
+    report('roles', await named(dropAbandonedRunRoles(serverUrl), serverUrl));
   }
   const name = runDatabaseName(Date.now(), process.pid);
   // Jest dies of a Ctrl-C or a SIGTERM without its teardown and without its `exit` listeners
