@@ -26,9 +26,17 @@ const HANDLES_END_WITHIN_MS = 4_000;
  *   than as a warning at the end of some later run.
  * - Node freeing the worker's heap as it ends (worker-exit.ts).
  */
+/** What this environment reads of jest-circus's events (`Circus.Event` of @jest/types). */
+interface TestEvent {
+  name: string;
+  test?: { errors: unknown[] };
+}
+
 export default class TestEnvironment extends NodeEnvironment {
   private readonly testPath: string;
   private handlesBefore = new Map<string, number>();
+  /** A test or hook of the file failed: its own failure is then the one to report. */
+  private failed = false;
 
   constructor(...[config, context]: ConstructorParameters<typeof NodeEnvironment>) {
     super(config, context);
@@ -40,16 +48,29 @@ export default class TestEnvironment extends NodeEnvironment {
     await super.setup();
   }
 
+  // Jest drops every test result of a file whose environment's teardown throws ("Test suite
+  // failed to run", "Tests: 0 total"), and a failing test that skipped its cleanup is the usual
+  // way a file leaves something open: its assertion was then reported nowhere (a test hygiene
+  // audit). A file that already failed says what it left on stderr instead.
+  handleTestEvent(event: TestEvent): void {
+    if (
+      (event.name === 'test_done' && (event.test?.errors.length ?? 0) > 0) ||
+      event.name === 'hook_failure'
+    )
+      this.failed = true;
+  }
+
   override async teardown(): Promise<void> {
     // This class runs in the worker's own realm: its globalThis is the one Node's fetch reads.
     await closeFetchConnections(globalThis);
     await super.teardown();
     exitAtOnceWhenDone();
     const left = await handlesLeftAfter(this.handlesBefore, HANDLES_END_WITHIN_MS);
-    if (left.length > 0)
-      throw new Error(
-        `${this.testPath} left ${left.join(', ')} open ${HANDLES_END_WITHIN_MS} ms after its ` +
-          'end; each keeps the jest worker alive (clear or close it in an afterAll, or unref it)',
-      );
+    if (left.length === 0) return;
+    const message =
+      `${this.testPath} left ${left.join(', ')} open ${HANDLES_END_WITHIN_MS} ms after its ` +
+      'end; each keeps the jest worker alive (clear or close it in an afterAll, or unref it)';
+    if (this.failed) process.stderr.write(`\n${message}\n`);
+    else throw new Error(message);
   }
 }
