@@ -12,6 +12,12 @@ import { exitAtOnceWhenDone } from './worker-exit';
  */
 const HANDLES_END_WITHIN_MS = 4_000;
 
+/** What this environment reads of jest-circus's events (`Circus.Event` of @jest/types). */
+interface TestEvent {
+  name: string;
+  test?: { errors: unknown[] };
+}
+
 /**
  * Jest's node environment, and three things more when a spec file is done (teardown runs after
  * every hook of the file). A worker still alive when jest's wait for it to end runs out
@@ -26,12 +32,6 @@ const HANDLES_END_WITHIN_MS = 4_000;
  *   than as a warning at the end of some later run.
  * - Node freeing the worker's heap as it ends (worker-exit.ts).
  */
-/** What this environment reads of jest-circus's events (`Circus.Event` of @jest/types). */
-interface TestEvent {
-  name: string;
-  test?: { errors: unknown[] };
-}
-
 export default class TestEnvironment extends NodeEnvironment {
   private readonly testPath: string;
   private handlesBefore = new Map<string, number>();
