@@ -2,6 +2,7 @@ import { AddressInfo, createServer, Socket } from 'node:net';
 import { copyFile, appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Redis from 'ioredis';
+import { freePort } from '../../bench/support/ports';
 import { datasetPath } from '../../src/modules/tasks/dataset-path';
 import { insertExpiredTask } from '../support/expired-tasks';
 import {
@@ -179,8 +180,9 @@ describe('The erasure command', () => {
     });
 
     it('exits 1 when Redis cannot be reached, naming the cache as not checked', async () => {
+      // A port just freed, where nothing listens (a fixed one may be another's on this machine).
       const run = await eraseErinWith({
-        REDIS_URL: 'redis://127.0.0.1:41399/14',
+        REDIS_URL: `redis://127.0.0.1:${await freePort()}/14`,
         REDIS_KEY_PREFIX: prefix,
       });
 
