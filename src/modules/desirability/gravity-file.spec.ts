@@ -249,6 +249,57 @@ describe(readGravityFile.name, () => {
     expect(two.ok && two.jobs).toHaveLength(2);
   });
 
+  // Another validator's file is anyone's JSON: a field of the wrong type is the whole file
+  // refused, as the subnet's reader fails on it, never a job counted with a number for a label
+  // or a platform (the network's aggregate would differ from the one miners are paid on).
+  it.each([
+    [
+      'source_name',
+      [{ source_name: 1, label_weights: { '#tao': 1 } }],
+      'entry 0: source_name is not text',
+    ],
+    [
+      'label_weights (a list)',
+      [{ source_name: 'x', label_weights: ['#tao'] }],
+      'entry 0: label_weights is not an object',
+    ],
+    [
+      'label_weights (null)',
+      [{ source_name: 'x', label_weights: null }],
+      'entry 0: label_weights is not an object',
+    ],
+    ['id', [{ id: 7, weight: 1, params: params() }], 'entry 0: the id is not text'],
+    [
+      'params (a list)',
+      [{ id: 'a', weight: 1, params: ['x', '#tao'] }],
+      'entry 0 (id "a"): params is not an object',
+    ],
+    [
+      'platform',
+      [{ weight: 1, params: params({ platform: 1 }) }],
+      'entry 0: the platform is not text',
+    ],
+    [
+      'label',
+      [{ id: 'a', params: params({ label: 5 }) }],
+      /^entry 0 \(id "a"\): the label is not text/,
+    ],
+    [
+      'keyword',
+      [{ id: 'a', params: params({ keyword: 5 }) }],
+      'entry 0 (id "a"): keyword is not text',
+    ],
+    [
+      'post_end_datetime',
+      [{ id: 'a', params: params({ post_end_datetime: 1767225600 }) }],
+      'entry 0 (id "a"): post_end_datetime is not text',
+    ],
+  ])('refuses the whole file when its %s is of another type', (_field, entries, reason) => {
+    expect(refusal(entries)).toEqual(
+      typeof reason === 'string' ? reason : expect.stringMatching(reason),
+    );
+  });
+
   it('keeps a vote’s weights as written up to a sum of 1, and scales them down to 1 above', () => {
     const weights = (values: number[]) => {
       const reading = read(

@@ -184,6 +184,44 @@ describe(NetworkAggregateService.name, () => {
     expect(lastRun).toHaveBeenCalledWith('network-desirabilities');
   });
 
+  // Kept, one failed read (a Postgres blip, a statement timeout) would have answered every
+  // get_desirabilities with it until another aggregate was stored, an interval later.
+  it('reads the stored aggregate again after a read that failed, keeping no failure', async () => {
+    const stored = { computedAt: NOW, block: 4200, jobs: [tao] };
+    const findAggregateJobs = jest
+      .fn()
+      .mockRejectedValueOnce(new Error('canceling statement due to statement timeout'))
+      .mockResolvedValue(stored);
+    const findAggregateStatus = jest
+      .fn()
+      .mockRejectedValueOnce(new Error('Connection terminated unexpectedly'))
+      .mockResolvedValue({ version: '7' });
+    const unused = {} as never;
+    const service = new NetworkAggregateService(
+      unused,
+      unused,
+      {
+        aggregateVersion: () => Promise.resolve('7'),
+        findAggregateJobs,
+        findAggregateStatus,
+      } as never,
+      unused,
+      unused,
+      unused,
+      unused,
+      { desirability: { syncIntervalMs: 60_000 } } as never,
+    );
+
+    await expect(service.storedJobs()).rejects.toThrow('statement timeout');
+    await expect(service.storedStatus()).rejects.toThrow('Connection terminated');
+    expect(await service.storedJobs()).toBe(stored);
+    expect(await service.storedStatus()).toEqual({ version: '7' });
+    // The good read is kept while the version stays.
+    expect(await service.storedJobs()).toBe(stored);
+    expect(findAggregateJobs).toHaveBeenCalledTimes(2);
+    expect(findAggregateStatus).toHaveBeenCalledTimes(2);
+  });
+
   // It reads a chain node and a git repository, and spends no miner's call budget.
   it('tells the job runner that a failed read does not count for the interval', async () => {
     const runOnce = jest.fn(() => Promise.resolve({ ran: true }));

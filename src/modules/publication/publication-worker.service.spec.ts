@@ -444,6 +444,32 @@ describe(PublicationWorker.name, () => {
     }
   });
 
+  // The storage read is a courtesy (it spares a refused extrinsic): failing, it must not hold
+  // the vote back, or a node that cannot answer the storage query would stop every commitment.
+  it('submits the commitment when whether the chain takes one now cannot be read, saying so', async () => {
+    const commit = jest.fn(() => Promise.resolve({ blockNumber: 121, blockHash: '0xab' }));
+    const { worker, repository, warn } = workerWith(
+      { content: '[]', task_ids: [] },
+      {
+        onChain: 'da39a3ee5e6b4b0d3255bfef95601890afd80709',
+        commit,
+        windowAhead: () => Promise.reject(new Error('no answer within 10000 ms')),
+      },
+    );
+    await worker.runOnce();
+    expect(commit).toHaveBeenCalledWith(SHA);
+    expect(repository.recordCommitted).toHaveBeenCalledWith(
+      expect.anything(),
+      { sha: SHA, blockNumber: 121, blockHash: '0xab' },
+      NOW,
+      {},
+    );
+    expect(repository.recordRetry).not.toHaveBeenCalled();
+    expect(warn).toHaveBeenCalledWith(
+      'could not read whether the chain takes a commitment now, submitting: no answer within 10000 ms',
+    );
+  });
+
   // A claim kept after a lost commit record would hold the newer vote back for a whole lease.
   it('lets its claim go, and registers no task, when a newer vote replaced the one it committed', async () => {
     const { worker, repository, tasks } = workerWith(

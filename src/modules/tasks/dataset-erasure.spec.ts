@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { countRows, DatasetErasure, failureOf } from './dataset-erasure';
@@ -56,6 +56,44 @@ describe(DatasetErasure.name, () => {
       outcome: 'not-checked',
       why: 'its task was busy (its row stayed locked by a compile or a Parquet conversion): run the command again',
     });
+  });
+
+  // Another erasure (or a recompile) rewrote the dataset between this one's read and its lock:
+  // renamed over it, this run's file would replace rows it never read under a record of the
+  // other's, and the dataset would no longer match its SHA-256 (a download's 503).
+  it.each([
+    ['the lock finds another file recorded', { datasetSha256: 'another' }, true],
+    ['the lock finds the task no longer completed', { state: 'compiling' }, true],
+    ['the record names another file when it is written', {}, false],
+  ])('leaves the dataset as it is when %s', async (_case, found, recordable) => {
+    mkdirSync(join(directory, 'datasets'));
+    const path = join(directory, 'datasets', 'raced.jsonl.gz');
+    async function* all() {
+      yield* rows;
+    }
+    const written = await writeJsonLines(path, all());
+    const recordRewritten = jest.fn(() => Promise.resolve(recordable));
+    const records = {
+      lockTask: (_id: string, _timeout: number, work: (lock: unknown) => Promise<unknown>) =>
+        work({ state: 'completed', datasetSha256: written.sha256, manager: {}, ...found }),
+      recordRewritten,
+    } as unknown as DatasetRecordsRepository;
+    const task = {
+      id: 'raced',
+      dataset_file: 'raced.jsonl.gz',
+      dataset_bytes: String(written.bytes),
+      dataset_sha256: written.sha256,
+      parquet_file: null,
+    } as unknown as CompletedTask;
+    const erasure = new DatasetErasure(records, directory);
+    expect(await erasure.eraseFrom(task, isErin, false)).toEqual({
+      taskId: 'raced',
+      outcome: 'not-checked',
+      why: 'the dataset changed while it was rewritten',
+    });
+    expect(recordRewritten).toHaveBeenCalledTimes(recordable ? 0 : 1);
+    expect(await countRows(path, isErin)).toMatchObject({ rows: 3, erased: 1 });
+    expect(readdirSync(join(directory, 'datasets'))).toEqual(['raced.jsonl.gz']);
   });
 
   // JSON.parse's message quotes the line it failed on: a post, never printed.

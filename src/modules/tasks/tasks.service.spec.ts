@@ -187,6 +187,23 @@ describe(TasksService.name, () => {
     expect(repository.countActiveBy).not.toHaveBeenCalled();
   });
 
+  // A legacy label's running generation may be the id another job of the submission gives:
+  // registered, the two jobs would be one row, the second job's params silently dropped.
+  it('refuses an id given to two jobs of one submission, at the later job, registering nothing', async () => {
+    const { service, repository } = setUp([]);
+    const jobs = [JOB, { ...JOB, id: 'fresh', keyword: 'spot' }, { ...JOB, keyword: 'other' }];
+    expect(await service.register('5Hotkey', jobs, 10, manager, NOW)).toEqual({
+      registered: [],
+      conflicts: [
+        {
+          index: 2,
+          message: "task id 'btc-etf' is also given to another job of this submission",
+        },
+      ],
+    });
+    expect(repository.insertNew).not.toHaveBeenCalled();
+  });
+
   describe('recompile', () => {
     let logged: jest.SpyInstance;
     beforeEach(() => {

@@ -87,6 +87,51 @@ describe(CommitmentSubmitter.name, () => {
     expect(refusal).toMatchObject({ rule, block: 6_852_692 });
   });
 
+  // The worker records the failure and retries later; a wait on a dead watch would last all of
+  // INCLUSION_TIMEOUT_MS, and a vote committed with garbage would be no vote.
+  it('refuses what is not a commit SHA before the node is asked', async () => {
+    const send = jest.fn((_options: unknown, onStatus: StatusCallback) =>
+      onStatus({ status: { isInvalid: true, type: 'Invalid' } }),
+    );
+    await expect(submitterOn(send).commit(SHA.toUpperCase())).rejects.toThrow('not a commit SHA');
+    expect(send).not.toHaveBeenCalled();
+  });
+
+  it('ends the wait when the connection to the node closes before inclusion', async () => {
+    const listeners = new Map<string, () => void>();
+    const api = {
+      on: (event: string, listener: () => void) => listeners.set(event, listener),
+      off: (event: string) => listeners.delete(event),
+      tx: {
+        commitments: {
+          setCommitment: () => ({
+            signAndSend: () => {
+              // Sent; the node is lost before any status comes back.
+              setImmediate(() => listeners.get('disconnected')?.());
+              return Promise.resolve(unsubscribe);
+            },
+          }),
+        },
+      },
+    };
+    const unsubscribe = jest.fn();
+    const connection = { useLong: (work: (api: unknown) => Promise<unknown>) => work(api) };
+    const submitter = new CommitmentSubmitter(connection as never, { address: '5F' } as never, 13);
+    await expect(submitter.commit(SHA)).rejects.toThrow(
+      'the connection to the node closed before inclusion',
+    );
+    expect(listeners.has('disconnected')).toBe(false);
+    expect(unsubscribe).toHaveBeenCalled();
+  });
+
+  it('takes an inclusion whose events cannot be read as a failure, naming the block', async () => {
+    const inBlockUnread = (_options: unknown, onStatus: StatusCallback) =>
+      onStatus({ status: { isInBlock: true, asInBlock: { toHex: () => '0x02' } } });
+    await expect(submitterOn(inBlockUnread).commit(SHA)).rejects.toThrow(
+      'included in 0x02, events unreadable',
+    );
+  });
+
   it('takes any other refusal as a failure', async () => {
     await expect(refusedWith('TooManyFieldsInCommitmentInfo')).rejects.toThrow(
       'the chain refused the commitment: commitments.TooManyFieldsInCommitmentInfo',

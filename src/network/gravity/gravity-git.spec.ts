@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createServer, Server } from 'node:https';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { createGravityRemote, GravityRemote } from '../../../test/support/gravity-remote';
 import { GitError } from './git';
 import { GravityUnavailableError } from './gravity-errors';
-import { GravityGit } from './gravity-git';
+import { GravityGit, MAX_PREFERENCES_BYTES } from './gravity-git';
 
 const TOKEN = 'ghp_test_token_0123456789abcdef';
 const HEADER = `Basic ${Buffer.from(`x-access-token:${TOKEN}`).toString('base64')}`;
@@ -157,6 +157,32 @@ describe(`${GravityGit.name} on a local bare repository`, () => {
     expect(await gravity.preferencesAt(HOTKEY, sha, Date.now())).toEqual({
       kind: 'not-utf8',
     });
+  });
+
+  // Another validator's file is anyone's bytes: one past what the network's readers take is
+  // sized, never read into memory (`git show` was given room for all of it).
+  it('says too-large for a file past MAX_PREFERENCES_BYTES, without reading it', async () => {
+    const sha = remote.pushAs(HOTKEY, Buffer.alloc(MAX_PREFERENCES_BYTES + 1, ' '));
+
+    const read = await gravity.preferencesAt(HOTKEY, sha, Date.now());
+    // Its kind first: a failure's diff of 32 MB of text would take jest minutes.
+    expect(read.kind).toBe('too-large');
+    expect(read).toEqual({ kind: 'too-large', bytes: MAX_PREFERENCES_BYTES + 1 });
+  });
+
+  // The SHA and the hotkey are the chain's (any validator's commitment): an argument git would
+  // take as an option, or a path out of the preferences folder, is never given to git.
+  it('refuses a SHA or a hotkey that is not one before git is run', async () => {
+    const sha = remote.pushAs(HOTKEY, Buffer.from('[]'));
+    await expect(gravity.preferencesAt(HOTKEY, '--output=/tmp/x', Date.now())).rejects.toThrow(
+      'not a git SHA',
+    );
+    await expect(gravity.preferencesAt('../../etc/passwd', sha, Date.now())).rejects.toThrow(
+      'not an ss58 hotkey',
+    );
+    await expect(gravity.onBranch(`${sha} --all`)).rejects.toThrow('not a git SHA');
+    await expect(gravity.publish('-x', '[]')).rejects.toThrow('not an ss58 hotkey');
+    expect(readdirSync(dataDir)).toEqual([]);
   });
 
   // Read as bytes, then decoded as UTF-8: non-ASCII text arrives as written, and a BOM stays
