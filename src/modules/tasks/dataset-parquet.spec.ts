@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { Writable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
 import {
   expectedRows,
@@ -23,6 +24,7 @@ import {
   writeParquet,
 } from './dataset-parquet';
 import { writeJsonLines } from './dataset-writer';
+import { convertInWorker } from './parquet-conversion';
 import { TaskRow } from './task.types';
 
 const TEXT = 'Line one\nline "two"\r\n\u2028 🚀 #Bitcoin #ai';
@@ -394,6 +396,30 @@ describe('writeParquet', () => {
 
     expect(terminate).toHaveBeenCalledTimes(1);
     expect(readdirSync(directory)).toEqual(['stopped.jsonl.gz']);
+  });
+
+  // The file's writer failing (ENOSPC) destroys the output: the worker then has nowhere to
+  // write, and a conversion that waited for the output's `drain` would wait for ever.
+  it('fails, ending its worker thread, when the output closes before the file is written', async () => {
+    const items = Array.from({ length: 3000 }, (_, index) => ({
+      ...SPARSE_X,
+      uri: `${SPARSE_X.uri}${index}`,
+    }));
+    const source = await jsonLines('output-closed', items);
+    const terminate = jest.spyOn(Worker.prototype, 'terminate');
+    const output = new Writable({
+      write(_chunk, _encoding, done) {
+        // As writeFileAtomically's stream does when its file cannot take the bytes.
+        this.destroy();
+        done();
+      },
+    });
+
+    await expect(
+      convertInWorker({ platform: 'x', jsonlPath: source, metadata: {} }, output, () => false),
+    ).rejects.toThrow('the Parquet output closed before the file was written');
+
+    expect(terminate).toHaveBeenCalledTimes(1);
   });
 
   it('writes an empty dataset as a file with the columns and no rows', async () => {

@@ -65,6 +65,34 @@ describe('runGit’s timeout', () => {
   });
 });
 
+describe('runGit’s bounds', () => {
+  // A shell alias that ignores SIGTERM (and so does its sleep, which inherits that) holds git's
+  // output open after git itself has ended: only the SIGKILL after the grace period ends it.
+  it('kills what ignores SIGTERM once the grace period is over', async () => {
+    const seconds = `27.${process.pid}${Date.now() % 1000}`;
+    const started = Date.now();
+    await expect(
+      runGit(['stubborn'], {
+        timeoutMs: 300,
+        config: { 'alias.stubborn': `!trap '' TERM; sleep ${seconds}; false` },
+      }),
+    ).rejects.toThrow('git stubborn: timed out after 300 ms');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2_000);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    await expect(processesLeft(`sleep ${seconds}`)).resolves.toEqual([]);
+  });
+
+  // Every git call keeps at most maxOutputBytes of each stream (a file's bytes, a fetch's talk).
+  it('ends git once its output passes maxOutputBytes', async () => {
+    await expect(
+      runGit(['hash-object', '--stdin'], { timeoutMs: 10_000, input: '[]', maxOutputBytes: 10 }),
+    ).rejects.toMatchObject({
+      message: 'git hash-object: stdout maxBuffer length exceeded',
+      exitCode: undefined,
+    });
+  });
+});
+
 describe('runGit’s signal', () => {
   it('ends git and every process it started as soon as the signal is aborted', async () => {
     const seconds = `28.${process.pid}${Date.now() % 1000}`;
