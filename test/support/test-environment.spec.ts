@@ -1,59 +1,15 @@
-import { execFile } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { FixtureJestRun, runFixtureJest } from './fixture-jest';
 
-const ROOT = join(__dirname, '..', '..');
 const FIXTURES = 'test/support/environment-fixtures';
 
-interface JestRun {
-  json: {
-    testResults: {
-      status: string;
-      message: string;
-      assertionResults: { title: string; status: string; failureMessages: string[] }[];
-    }[];
-  };
-  stderr: string;
-}
-
 /** Runs one fixture in a jest of its own, in the project's test environment. */
-function runFixture(fixture: string): Promise<JestRun> {
-  const path = `${FIXTURES}/${fixture}`;
-  const config = {
-    rootDir: ROOT,
-    testEnvironment: '<rootDir>/test/support/test-environment.ts',
-    testMatch: [`<rootDir>/${path}`],
-    transform: unitProject().transform,
-  };
-  const args = [
-    join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js'),
-    '--config',
-    JSON.stringify(config),
-    '--json',
-    '--ci',
-    '--runInBand',
+function runFixture(fixture: string): Promise<FixtureJestRun> {
+  return runFixtureJest(
+    `${FIXTURES}/${fixture}`,
+    { testEnvironment: '<rootDir>/test/support/test-environment.ts' },
     // The fixture's server holds jest's own process open: it would wait for it until killed.
-    '--forceExit',
-    path,
-  ];
-  return new Promise((resolve, reject) =>
-    execFile(process.execPath, args, { cwd: ROOT, timeout: 90_000 }, (error, stdout, stderr) => {
-      // jest exits 1 for a failed suite: that is what is tested; its JSON is on stdout.
-      try {
-        resolve({ json: JSON.parse(stdout) as JestRun['json'], stderr });
-      } catch {
-        reject(error ?? new Error(`no JSON from jest: ${stdout}`));
-      }
-    }),
+    ['--forceExit'],
   );
-}
-
-/** The unit project of jest.config.js, whose transform the fixture's jest takes. */
-function unitProject(): { transform: unknown } {
-  const { projects } = createRequire(__filename)(join(ROOT, 'jest.config.js')) as {
-    projects: { displayName: string; transform: unknown }[];
-  };
-  return projects.find((project) => project.displayName === 'unit')!;
 }
 
 describe('The test environment, for a file that leaves a server open', () => {

@@ -1,10 +1,8 @@
 import { RetryLaterException } from '../../common/errors/retry-later';
 import { quotedId } from './quoted-id';
 
-/**
- * The texts of a download's refusals, shared by the service that throws them and the controller
- * that documents them, so the documented examples are what clients get.
- */
+// The texts of a download's refusals, shared by the service that throws them and the controller
+// that documents them, so the documented examples are what clients get.
 
 /** The 503 of a Parquet file that could not be written (documented on the operation). */
 export function parquetUnavailable(id: string): string {

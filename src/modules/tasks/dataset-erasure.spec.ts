@@ -17,6 +17,24 @@ describe(DatasetErasure.name, () => {
   });
   const isErin = (item: unknown) => (item as { username: string }).username === 'erin';
 
+  /** A completed task `id` whose dataset holds `rows`, written in the data directory. */
+  async function completedTask(id: string) {
+    mkdirSync(join(directory, 'datasets'));
+    const path = join(directory, 'datasets', `${id}.jsonl.gz`);
+    async function* all() {
+      yield* rows;
+    }
+    const written = await writeJsonLines(path, all());
+    const task = {
+      id,
+      dataset_file: `${id}.jsonl.gz`,
+      dataset_bytes: String(written.bytes),
+      dataset_sha256: written.sha256,
+      parquet_file: null,
+    } as unknown as CompletedTask;
+    return { path, written, task };
+  }
+
   // A rewrite whose commit was lost is recorded from the file alone: its rows and times too.
   it('counts the rows, those erased, and the first and last times as writeJsonLines records them', async () => {
     const path = join(directory, 'task.jsonl.gz');
@@ -34,22 +52,10 @@ describe(DatasetErasure.name, () => {
 
   // The lock_timeout ran out (lock_not_available): the run goes on, the dataset is to do again.
   it('reports a dataset whose task row stayed locked as busy, to run again', async () => {
-    mkdirSync(join(directory, 'datasets'));
-    const path = join(directory, 'datasets', 'busy.jsonl.gz');
-    async function* all() {
-      yield* rows;
-    }
-    const written = await writeJsonLines(path, all());
+    const { task } = await completedTask('busy');
     const records = {
       lockTask: () => Promise.reject(Object.assign(new Error('lock timeout'), { code: '55P03' })),
     } as unknown as DatasetRecordsRepository;
-    const task = {
-      id: 'busy',
-      dataset_file: 'busy.jsonl.gz',
-      dataset_bytes: String(written.bytes),
-      dataset_sha256: written.sha256,
-      parquet_file: null,
-    } as unknown as CompletedTask;
     const erasure = new DatasetErasure(records, directory);
     expect(await erasure.eraseFrom(task, isErin, false)).toEqual({
       taskId: 'busy',
@@ -66,25 +72,13 @@ describe(DatasetErasure.name, () => {
     ['the lock finds the task no longer completed', { state: 'compiling' }, true],
     ['the record names another file when it is written', {}, false],
   ])('leaves the dataset as it is when %s', async (_case, found, recordable) => {
-    mkdirSync(join(directory, 'datasets'));
-    const path = join(directory, 'datasets', 'raced.jsonl.gz');
-    async function* all() {
-      yield* rows;
-    }
-    const written = await writeJsonLines(path, all());
+    const { path, written, task } = await completedTask('raced');
     const recordRewritten = jest.fn(() => Promise.resolve(recordable));
     const records = {
       lockTask: (_id: string, _timeout: number, work: (lock: unknown) => Promise<unknown>) =>
         work({ state: 'completed', datasetSha256: written.sha256, manager: {}, ...found }),
       recordRewritten,
     } as unknown as DatasetRecordsRepository;
-    const task = {
-      id: 'raced',
-      dataset_file: 'raced.jsonl.gz',
-      dataset_bytes: String(written.bytes),
-      dataset_sha256: written.sha256,
-      parquet_file: null,
-    } as unknown as CompletedTask;
     const erasure = new DatasetErasure(records, directory);
     expect(await erasure.eraseFrom(task, isErin, false)).toEqual({
       taskId: 'raced',
